@@ -1,0 +1,57 @@
+"""zigai: a provider-neutral agent framework (synchronous Python reference implementation).
+
+The root re-exports a small set of short names.  Everything is loaded lazily on
+first attribute access so that ``import zigai`` stays cheap and imports no
+third-party package; subsystems live in their own modules (``zigai.messages``,
+``zigai.json``, ``zigai.history`` ...).
+
+Invariant: ``__all__`` is exactly the set of names ``_LAZY`` can resolve plus
+the error bases; ``tests/test_public_api.py`` pins it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from zigai.errors import (
+    AgentError,
+    HistoryError,
+    JsonError,
+    ProviderError,
+    ProviderRequestError,
+    TransportError,
+    ZigAIError,
+)
+
+__version__ = "0.1.0"
+
+# short name -> (module, attribute); attribute None means the module itself.
+_LAZY: dict[str, tuple[str, str | None]] = {}
+
+__all__ = [
+    "__version__",
+    "AgentError",
+    "HistoryError",
+    "JsonError",
+    "ProviderError",
+    "ProviderRequestError",
+    "TransportError",
+    "ZigAIError",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'zigai' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,133 @@
+"""The exception root of zigai and the subsystem bases every named error derives from.
+
+Every failure zigai itself raises is an instance of :class:`ZigAIError`.  Each
+subsystem has one base below it, and every *named* error of the specification
+(``RunTimedOut``, ``ResponseTooLarge``, ``InvalidJsonSchema`` ...) is a class
+with exactly that name, defined in the module that raises it and derived from
+its subsystem base.  Application exceptions raised from callbacks (tools,
+validators, hooks, custom transports) pass through unwrapped.
+
+Invariants:
+
+* every error pickles and unpickles to an equal message and equal attributes
+  (constructors pass only the message positionally to ``Exception``; extra
+  data lives in attributes, which ``BaseException.__reduce__`` carries);
+* no error message or attribute ever contains a configured credential.
+
+The tree (bases here, named leaves in their modules)::
+
+    ZigAIError
+    ├── JsonError                 zigai.json          MalformedJson, DocumentTooLarge,
+    │                                                 ValueTooLarge, NestingTooDeep, TooManyItems
+    ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
+    ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
+    │                                                 HistoryTooLarge
+    ├── CodecError                zigai.codecs        InvalidPydanticAiMessages
+    ├── JsonSchemaError           zigai.json_schema   InvalidJsonSchema, UnsupportedJsonSchema,
+    │                                                 OutputSchemaValidationFailed
+    ├── SecurityError             zigai.security      UrlPolicyViolation
+    ├── TransportError            zigai.transport     ResponseTooLarge, StreamLineTooLarge,
+    │                                                 TransportConnectionFailed, TransportTimedOut,
+    │                                                 TransportDecodeFailed, RedirectRejected,
+    │                                                 InvalidTransportRequest
+    ├── ProviderRequestError      zigai.provider      RateLimited, ProviderServerError,
+    │                                                 ProviderClientError, ...
+    ├── ProviderError             zigai.providers.*   encoding/decoding failures of one wire protocol
+    ├── SettingsError             zigai.settings      invalid or unsupported model settings
+    ├── ModelError                zigai.model         UnsupportedModelFeature, ...
+    ├── ToolError                 zigai.tool          InvalidToolArguments, ToolDefinitionError, ...
+    ├── AgentError                zigai.agent         RunTimedOut, Cancelled, UsageLimitExceeded, ...
+    ├── McpError                  zigai.mcp
+    ├── EvalsError                zigai.evals
+    └── CliError                  zigai.cli
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ZigAIError",
+    "JsonError",
+    "MessageError",
+    "HistoryError",
+    "CodecError",
+    "JsonSchemaError",
+    "SecurityError",
+    "TransportError",
+    "ProviderRequestError",
+    "ProviderError",
+    "SettingsError",
+    "ModelError",
+    "ToolError",
+    "AgentError",
+    "McpError",
+    "EvalsError",
+    "CliError",
+]
+
+
+class ZigAIError(Exception):
+    """Root of every error zigai raises itself."""
+
+
+class JsonError(ZigAIError):
+    """Bounded JSON preflight or decoding failed."""
+
+
+class MessageError(ZigAIError):
+    """A message or part could not be constructed as requested."""
+
+
+class HistoryError(ZigAIError):
+    """Serialized history could not be read, written or processed."""
+
+
+class CodecError(ZigAIError):
+    """An external persistence format (PydanticAI JSON) was invalid."""
+
+
+class JsonSchemaError(ZigAIError):
+    """A JSON Schema was malformed, unsupported, or a value failed it."""
+
+
+class SecurityError(ZigAIError):
+    """An outbound URL or header broke the security policy."""
+
+
+class TransportError(ZigAIError):
+    """The HTTP transport could not complete an exchange within its limits."""
+
+
+class ProviderRequestError(ZigAIError):
+    """A provider answered with a non-success status (normalized category)."""
+
+
+class ProviderError(ZigAIError):
+    """A provider adapter could not encode a request or decode a response."""
+
+
+class SettingsError(ZigAIError):
+    """Model settings were invalid or not supported by the resolved profile."""
+
+
+class ModelError(ZigAIError):
+    """A model contract violation or an unsupported requested feature."""
+
+
+class ToolError(ZigAIError):
+    """A tool definition or tool invocation broke the tool contract."""
+
+
+class AgentError(ZigAIError):
+    """Agent validation, limit, run-control or lifecycle failure."""
+
+
+class McpError(ZigAIError):
+    """Model Context Protocol client or server failure."""
+
+
+class EvalsError(ZigAIError):
+    """Evaluation dataset or report failure."""
+
+
+class CliError(ZigAIError):
+    """Command-line usage or configuration failure."""
