@@ -20,6 +20,7 @@ The tree (bases here, named leaves in their modules)::
     ├── JsonError                 zigai.json          MalformedJson, DocumentTooLarge,
     │                                                 ValueTooLarge, NestingTooDeep, TooManyItems
     ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
+    │                             zigai.usage         InvalidUsage
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
     │                                                 HistoryTooLarge
     ├── CodecError                zigai.codecs        InvalidPydanticAiMessages

@@ -1,0 +1,229 @@
+"""Token usage of one model request (:class:`RequestUsage`) and of a whole run (:class:`RunUsage`).
+
+Provider adapters normalize what a provider reports into a :class:`RequestUsage`;
+the agent folds each of them into a :class:`RunUsage` together with the number of
+model requests and tool calls.
+
+Invariants (checked on construction, so an inconsistent value cannot exist):
+
+* every counter is a plain ``int`` (not ``bool``) and ``>= 0``;
+* cached input (``cache_read_tokens``, ``cache_write_tokens``, and their sum) and
+  ``input_audio_tokens`` are *inclusive subsets* of ``input_tokens``;
+* ``reasoning_tokens`` and ``output_audio_tokens`` are inclusive subsets of
+  ``output_tokens``;
+* therefore ``total_tokens`` is always exactly ``input_tokens + output_tokens``;
+* ``details`` maps provider counter names (non-empty ``str``) to non-negative
+  ints; it is an immutable, hashable, picklable :class:`UsageDetails`.
+
+Both types are immutable values.  Aggregation never mutates: ``a + b`` and
+``run.incr(request)`` return new values, and ``details`` are summed per name.
+Pricing (``zigai.pricing``) reads these counters; it is not part of this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from zigai.errors import MessageError
+
+__all__ = ["InvalidUsage", "RequestUsage", "RunUsage", "UsageDetails"]
+
+
+class InvalidUsage(MessageError):
+    """A usage counter was negative, not an int, or broke an inclusive-subset invariant."""
+
+
+class UsageDetails(Mapping[str, int]):
+    """An immutable mapping of provider counter name to a non-negative integer.
+
+    Keys are kept sorted so iteration, ``repr`` and serialization are deterministic.
+    """
+
+    __slots__ = ("_items",)
+
+    _items: dict[str, int]
+
+    def __init__(self, values: Mapping[str, int] | None = None) -> None:
+        items: dict[str, int] = {}
+        for name, count in sorted((values or {}).items(), key=lambda kv: str(kv[0])):
+            if not isinstance(name, str) or not name:
+                raise InvalidUsage(f"usage detail names must be non-empty strings, got {name!r}")
+            _check_count(f"details[{name!r}]", count)
+            items[name] = count
+        object.__setattr__(self, "_items", items)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("UsageDetails is immutable")
+
+    def __getitem__(self, key: str) -> int:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._items.items()))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._items) == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"UsageDetails({self._items!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UsageDetails, (dict(self._items),))
+
+    def __add__(self, other: Mapping[str, int]) -> UsageDetails:
+        merged = dict(self._items)
+        for name, count in other.items():
+            merged[name] = merged.get(name, 0) + count
+        return UsageDetails(merged)
+
+
+def _check_count(name: str, value: object) -> None:
+    if type(value) is not int:
+        raise InvalidUsage(f"usage counter {name} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise InvalidUsage(f"usage counter {name} must be >= 0, got {value}")
+
+
+_TOKEN_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "input_audio_tokens",
+    "output_audio_tokens",
+    "reasoning_tokens",
+)
+
+
+def _validate_tokens(usage: RequestUsage | RunUsage) -> None:
+    for name in _TOKEN_FIELDS:
+        _check_count(name, getattr(usage, name))
+    if not isinstance(usage.details, UsageDetails):
+        object.__setattr__(usage, "details", UsageDetails(usage.details))
+    inp, out = usage.input_tokens, usage.output_tokens
+    subsets = (
+        ("cache_read_tokens", usage.cache_read_tokens, "input_tokens", inp),
+        ("cache_write_tokens", usage.cache_write_tokens, "input_tokens", inp),
+        (
+            "cache_read_tokens + cache_write_tokens",
+            usage.cache_read_tokens + usage.cache_write_tokens,
+            "input_tokens",
+            inp,
+        ),
+        ("input_audio_tokens", usage.input_audio_tokens, "input_tokens", inp),
+        ("reasoning_tokens", usage.reasoning_tokens, "output_tokens", out),
+        ("output_audio_tokens", usage.output_audio_tokens, "output_tokens", out),
+    )
+    for part_name, part, total_name, total in subsets:
+        if part > total:
+            raise InvalidUsage(
+                f"{part_name} ({part}) must be an inclusive subset of {total_name} ({total})"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RequestUsage:
+    """Normalized token usage of one model request (``ResponseMessage.usage``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    input_audio_tokens: int = 0
+    output_audio_tokens: int = 0
+    reasoning_tokens: int = 0
+    details: UsageDetails = field(default_factory=UsageDetails)
+
+    def __post_init__(self) -> None:
+        _validate_tokens(self)
+
+    @property
+    def total_tokens(self) -> int:
+        """Always ``input_tokens + output_tokens`` (cached/audio/reasoning are subsets)."""
+        return self.input_tokens + self.output_tokens
+
+    def is_empty(self) -> bool:
+        """True when every counter is zero and there are no details."""
+        return self == RequestUsage()
+
+    def __add__(self, other: RequestUsage) -> RequestUsage:
+        if not isinstance(other, RequestUsage):
+            return NotImplemented
+        return RequestUsage(
+            **{name: getattr(self, name) + getattr(other, name) for name in _TOKEN_FIELDS},
+            details=self.details + other.details,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunUsage:
+    """Aggregate usage of a run: token counters summed over requests, plus call counts.
+
+    Immutable: use ``run.incr(request_usage)`` (one more model request) or
+    ``run.with_tool_calls(n)`` / ``run + other`` to obtain a new value.
+    """
+
+    requests: int = 0
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    input_audio_tokens: int = 0
+    output_audio_tokens: int = 0
+    reasoning_tokens: int = 0
+    details: UsageDetails = field(default_factory=UsageDetails)
+
+    def __post_init__(self) -> None:
+        _check_count("requests", self.requests)
+        _check_count("tool_calls", self.tool_calls)
+        _validate_tokens(self)
+
+    @property
+    def total_tokens(self) -> int:
+        """Always ``input_tokens + output_tokens``."""
+        return self.input_tokens + self.output_tokens
+
+    def incr(self, usage: RequestUsage, *, requests: int = 1) -> RunUsage:
+        """Return a new RunUsage with ``usage`` added and ``requests`` more model requests."""
+        if not isinstance(usage, RequestUsage):
+            raise InvalidUsage(f"incr expects a RequestUsage, got {type(usage).__name__}")
+        return RunUsage(
+            requests=self.requests + requests,
+            tool_calls=self.tool_calls,
+            **{name: getattr(self, name) + getattr(usage, name) for name in _TOKEN_FIELDS},
+            details=self.details + usage.details,
+        )
+
+    def with_tool_calls(self, count: int = 1) -> RunUsage:
+        """Return a new RunUsage with ``count`` more tool calls."""
+        _check_count("tool_calls", count)
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["tool_calls"] = self.tool_calls + count
+        return RunUsage(**values)
+
+    def __add__(self, other: RunUsage) -> RunUsage:
+        if not isinstance(other, RunUsage):
+            return NotImplemented
+        return RunUsage(
+            requests=self.requests + other.requests,
+            tool_calls=self.tool_calls + other.tool_calls,
+            **{name: getattr(self, name) + getattr(other, name) for name in _TOKEN_FIELDS},
+            details=self.details + other.details,
+        )
+
+    def as_request_usage(self) -> RequestUsage:
+        """The token counters alone, as one RequestUsage (useful for pricing a whole run)."""
+        return RequestUsage(
+            **{name: getattr(self, name) for name in _TOKEN_FIELDS}, details=self.details
+        )
