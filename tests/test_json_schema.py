@@ -158,6 +158,7 @@ UNSUPPORTED: list[tuple[str, Any]] = [
     ("other dialect", {"$schema": "http://json-schema.org/draft-07/schema#"}),
     ("nested $schema", {"properties": {"a": {"$schema": DIALECT}}}),
     ("nested $id", {"properties": {"a": {"$id": "http://example.com/a"}}}),
+    ("$id with empty fragment", {"$id": "http://example.com/a#"}),
     ("remote ref", {"$ref": "https://example.com/schema.json"}),
     ("relative ref", {"$ref": "other.json#/$defs/a"}),
     ("anchor ref", {"$ref": "#here"}),
@@ -209,6 +210,9 @@ INVALID: list[tuple[str, Any]] = [
     ("$ref with a space", {"$ref": "#/$defs/a b", "$defs": {"a b": {}}}),
     ("$ref with bad escape", {"$ref": "#/$defs/a~2", "$defs": {"a~2": {}}}),
     ("$ref with bad percent", {"$ref": "#/$defs/a%zz"}),
+    ("$ref percent-encoding invalid UTF-8", {"$ref": "#/$defs/%ff"}),
+    ("dependentRequired not an object", {"dependentRequired": ["a"]}),
+    ("$id not a string", {"$id": 5}),
     ("$ref target missing", {"$ref": "#/$defs/missing"}),
     ("$ref target in nested $defs only", {"$defs": {"a": {"$defs": {"b": {}}}}, "$ref": "#/$defs/b"}),
     ("$id with fragment", {"$id": "http://example.com/s#frag"}),
@@ -347,6 +351,9 @@ def test_convenience_functions_reuse_one_compiled_validator() -> None:
         json_schema.validate({}, {"pattern": "x"})
     with pytest.raises(InvalidJsonSchema):
         json_schema.validate({}, {"const": object()})
+    # the cached list form must not admit the tuple form preflight rejects
+    with pytest.raises(InvalidJsonSchema):
+        json_schema.validate({"zz_cache_probe": 1}, {"type": "object", "required": ("zz_cache_probe",)})
 
 
 def test_too_deep_instance_fails_closed() -> None:

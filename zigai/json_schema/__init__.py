@@ -43,7 +43,12 @@ from zigai.json_schema._errors import (
     OutputSchemaValidationFailed,
     UnsupportedJsonSchema,
 )
-from zigai.json_schema._preflight import SUPPORTED_DIALECT, UNSUPPORTED_KEYWORDS, preflight
+from zigai.json_schema._preflight import (
+    SUPPORTED_DIALECT,
+    UNSUPPORTED_KEYWORDS,
+    check_json_value,
+    preflight,
+)
 
 __all__ = [
     "supported_dialect",
@@ -177,12 +182,14 @@ _cache: OrderedDict[str, Validator] = OrderedDict()
 
 
 def _cached(schema: Any) -> Validator:
-    """Return a compiled Validator for schema, reusing one for an equal schema text."""
-    try:
-        key = json.dumps(schema, sort_keys=True, allow_nan=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        preflight(schema)  # raises InvalidJsonSchema with a precise reason
-        raise InvalidJsonSchema("schema is not a JSON value") from None
+    """Return a compiled Validator for schema, reusing one for an equal schema text.
+
+    The plain-JSON check runs on every call, so a cache hit can never admit a value that
+    preflight would reject for its Python types (tuples, non-string keys, NaN) even though
+    ``json.dumps`` would render it like an accepted schema.
+    """
+    check_json_value(schema, 0)
+    key = json.dumps(schema, sort_keys=True, allow_nan=False, separators=(",", ":"))
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:

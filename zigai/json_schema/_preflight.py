@@ -96,7 +96,7 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, float) and value.is_integer() and value >= 0
 
 
-def _check_json_value(value: Any, depth: int) -> None:
+def check_json_value(value: Any, depth: int) -> None:
     """Raise InvalidJsonSchema unless value is plain JSON within the depth bound."""
     if value is None or isinstance(value, (bool, int, str)):
         return
@@ -109,12 +109,12 @@ def _check_json_value(value: Any, depth: int) -> None:
             raise InvalidJsonSchema(f"schema nests deeper than {MAX_SCHEMA_DEPTH} containers")
         if isinstance(value, list):
             for item in value:
-                _check_json_value(item, depth + 1)
+                check_json_value(item, depth + 1)
             return
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidJsonSchema(f"schema contains the non-string object key {key!r}")
-            _check_json_value(item, depth + 1)
+            check_json_value(item, depth + 1)
         return
     raise InvalidJsonSchema(f"schema contains a {type(value).__name__}, which is not JSON")
 
@@ -330,7 +330,7 @@ def _find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 def preflight(schema: Any) -> None:
     """Raise InvalidJsonSchema / UnsupportedJsonSchema unless ``schema`` is in the dialect."""
-    _check_json_value(schema, 0)
+    check_json_value(schema, 0)
     walk = _Walk()
     walk.schema(schema, "#", ROOT, root=True)
     definitions = schema.get("$defs", {}) if isinstance(schema, dict) else {}
