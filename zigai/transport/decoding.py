@@ -1,0 +1,249 @@
+"""Bounded content decoding and line splitting shared by every transport.
+
+Job
+    Incrementally undo ``Content-Encoding`` (identity, gzip, deflate, and br when a bounded
+    brotli decoder is importable), accumulate bounded bodies, and split a byte stream into
+    bounded lines.  An in-memory :class:`MemoryStreamResponse` lets test doubles and custom
+    transports serve the exact same line semantics as :class:`~zigai.transport.HttpTransport`.
+
+Invariants
+    * A decoder never produces more than ``max_piece`` bytes per step, and the caller lowers
+      ``max_piece`` to ``remaining + 1`` while buffering, so a compression bomb inflates at most
+      limit + 1 bytes before :class:`ResponseTooLarge` is raised.
+    * A line is released as soon as its terminator is seen; the buffer never holds more than
+      ``max_stream_line_bytes`` + one input piece.  ``\\r\\n`` and ``\\n`` both end a line; the
+      terminator is not counted or returned.  A bare ``\\r`` is not a terminator.
+    * Truncated or corrupt compressed data raises :class:`TransportDecodeFailed`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import zlib
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from zigai.transport.base import (
+    Headers,
+    Limits,
+    ResponseTooLarge,
+    StreamLineTooLarge,
+    TransportDecodeFailed,
+)
+from zigai.transport.retry_after import response_metadata
+
+__all__ = [
+    "BodyDecoder",
+    "LineSplitter",
+    "MemoryStreamResponse",
+    "accept_encoding",
+    "read_bounded",
+]
+
+PIECE_BYTES = 64 * 1024
+
+
+def _bounded_brotli() -> Any | None:
+    """The ``brotli`` module if it offers the output-bounded decompressor API, else None."""
+    try:
+        module = importlib.import_module("brotli")
+    except ImportError:
+        return None
+    decompressor = getattr(module, "Decompressor", None)
+    if decompressor is None or not hasattr(decompressor, "can_accept_more_data"):
+        return None  # an old binding cannot cap output per call: never advertise br
+    return module
+
+
+def accept_encoding() -> str:
+    """The Accept-Encoding value: only encodings this module can decode within a bound."""
+    return "gzip, deflate, br" if _bounded_brotli() is not None else "gzip, deflate"
+
+
+class BodyDecoder:
+    """Incremental, output-bounded decoder for one response's Content-Encoding."""
+
+    def __init__(self, content_encoding: str | None) -> None:
+        coding = (content_encoding or "identity").strip().lower()
+        self.max_piece = PIECE_BYTES
+        self._coding = coding
+        self._zlib: Any = None
+        self._brotli: Any = None
+        self._head = b""  # deflate: bytes held until the zlib-vs-raw sniff is possible
+        self._finished = False
+        if coding in ("identity", ""):
+            self._coding = "identity"
+        elif coding in ("gzip", "x-gzip"):
+            self._zlib = zlib.decompressobj(wbits=31)
+        elif coding == "deflate":
+            pass  # created after sniffing the first two bytes
+        elif coding == "br" and (brotli := _bounded_brotli()) is not None:
+            self._brotli = brotli.Decompressor()
+        else:
+            raise TransportDecodeFailed(f"unsupported content-encoding {coding!r}")
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decode ``data``; yields pieces of at most ``self.max_piece`` bytes (read per step)."""
+        if self._coding == "identity":
+            for start in range(0, len(data), max(1, self.max_piece)):
+                yield data[start:start + max(1, self.max_piece)]
+            return
+        if self._brotli is not None:
+            yield from self._feed_brotli(data)
+            return
+        if self._coding == "deflate" and self._zlib is None:
+            self._head += data
+            if len(self._head) < 2:
+                return
+            data, self._head = self._head, b""
+            first, second = data[0], data[1]
+            is_zlib = first & 0x0F == 8 and (first << 8 | second) % 31 == 0
+            self._zlib = zlib.decompressobj(wbits=15 if is_zlib else -15)
+        yield from self._feed_zlib(data)
+
+    def _feed_zlib(self, data: bytes) -> Iterator[bytes]:
+        pending = data
+        while True:
+            if self._zlib.eof:
+                leftover = self._zlib.unused_data + pending
+                if not leftover:
+                    return
+                if self._coding == "deflate" or not leftover.startswith(b"\x1f\x8b"[: len(leftover)]):
+                    raise TransportDecodeFailed("unexpected data after the end of the compressed body")
+                self._zlib = zlib.decompressobj(wbits=31)  # next gzip member
+                pending = leftover
+            limit = max(1, self.max_piece)
+            try:
+                out = self._zlib.decompress(pending, limit)
+            except zlib.error as exc:
+                raise TransportDecodeFailed(f"corrupt {self._coding} body: {exc}") from None
+            pending = self._zlib.unconsumed_tail
+            if out:
+                yield out
+            if self._zlib.eof:
+                continue
+            if not pending and len(out) < limit:
+                return
+
+    def _feed_brotli(self, data: bytes) -> Iterator[bytes]:  # pragma: no cover - optional dep
+        pending = data
+        while True:
+            limit = max(1, self.max_piece)
+            try:
+                out = self._brotli.process(pending, output_buffer_limit=limit)
+            except Exception as exc:  # the binding raises its own error type
+                raise TransportDecodeFailed(f"corrupt br body: {exc}") from None
+            pending = b""
+            if out:
+                yield out
+            if self._brotli.can_accept_more_data():
+                return
+
+    def finish(self) -> None:
+        """Check the compressed stream ended cleanly (call once the input is exhausted)."""
+        if self._coding == "identity":
+            return
+        if self._brotli is not None:  # pragma: no cover - optional dep
+            if not self._brotli.is_finished():
+                raise TransportDecodeFailed("truncated br body")
+            return
+        if self._zlib is None:
+            if self._head:
+                raise TransportDecodeFailed("truncated deflate body")
+            return  # empty body
+        if not self._zlib.eof:
+            raise TransportDecodeFailed(f"truncated {self._coding} body")
+
+
+def read_bounded(raw_chunks: Iterable[bytes], decoder: BodyDecoder, limit: int) -> bytes:
+    """Decode and buffer a whole body; the first decoded byte past ``limit`` raises."""
+    body = bytearray()
+    for chunk in raw_chunks:
+        decoder.max_piece = min(PIECE_BYTES, limit - len(body) + 1)
+        for piece in decoder.feed(chunk):
+            body += piece
+            if len(body) > limit:
+                raise ResponseTooLarge(
+                    f"response body exceeds the {limit}-byte limit", limit=limit
+                )
+            decoder.max_piece = min(PIECE_BYTES, limit - len(body) + 1)
+    decoder.finish()
+    return bytes(body)
+
+
+class LineSplitter:
+    """Split decoded bytes into lines, releasing each one as soon as it is complete."""
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self._limit = max_line_bytes
+        self._buffer = bytearray()
+
+    def _too_large(self) -> StreamLineTooLarge:
+        return StreamLineTooLarge(
+            f"stream line exceeds the {self._limit}-byte limit", limit=self._limit
+        )
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        buffer = self._buffer
+        buffer += data
+        start = 0
+        while True:
+            newline = buffer.find(b"\n", start)
+            if newline == -1:
+                break
+            end = newline - 1 if newline > start and buffer[newline - 1] == 0x0D else newline
+            if end - start > self._limit:
+                raise self._too_large()
+            line = bytes(buffer[start:end])
+            start = newline + 1
+            yield line
+        del buffer[:start]
+        # a trailing "\r" may still become part of a "\r\n" terminator
+        allowance = 1 if buffer.endswith(b"\r") else 0
+        if len(buffer) > self._limit + allowance:
+            raise self._too_large()
+
+    def finish(self) -> Iterator[bytes]:
+        """The final unterminated line, if any."""
+        if self._buffer:
+            line = bytes(self._buffer)
+            self._buffer.clear()
+            if len(line) > self._limit:
+                raise self._too_large()
+            yield line
+
+
+class MemoryStreamResponse:
+    """A :class:`~zigai.transport.StreamResponse` over an in-memory (already decoded) body."""
+
+    def __init__(self, status: int, headers: Headers, body: bytes, limits: Limits) -> None:
+        self.status = status
+        self.headers = headers
+        self.request_id: str | None
+        self.retry_after_s: float | None
+        self.date: datetime | None
+        self.request_id, self.retry_after_s, self.date = response_metadata(headers)
+        self._body = body
+        self._limits = limits
+        self._consumed = False
+
+    def _take(self) -> bytes:
+        if self._consumed:
+            raise ValueError("a stream response can be consumed only once")
+        self._consumed = True
+        return self._body
+
+    def lines(self) -> Iterator[bytes]:
+        body = self._take()
+        splitter = LineSplitter(self._limits.max_stream_line_bytes)
+        for start in range(0, len(body), PIECE_BYTES):
+            yield from splitter.feed(body[start:start + PIECE_BYTES])
+        yield from splitter.finish()
+
+    def read_body(self) -> bytes:
+        body = self._take()
+        limit = self._limits.max_response_body_bytes
+        if len(body) > limit:
+            raise ResponseTooLarge(f"response body exceeds the {limit}-byte limit", limit=limit)
+        return body

@@ -1,0 +1,337 @@
+"""HttpTransport: the standard transport, on one urllib3 ``PoolManager`` with TLS verification.
+
+Job
+    Send a :class:`TransportRequest` and return a bounded buffered response or a bounded line
+    stream, enforcing the :class:`~zigai.security.UrlPolicy`, the redirect policy, the response
+    limits and the request deadline.  urllib3 errors are mapped to the stable transport errors
+    here and nowhere else.
+
+Invariants
+    * urllib3 is imported when an ``HttpTransport`` is constructed, never at ``import zigai``.
+    * Redirects are never followed (urllib3 retries and redirects are disabled).
+    * Bodies are requested with ``decode_content=False`` and decoded by
+      :class:`~zigai.transport.decoding.BodyDecoder`, so limits apply to decompressed bytes and a
+      compression bomb is stopped at limit + 1 bytes.  Accept-Encoding is owned by the transport
+      and only names encodings it can bound.
+    * A connection is returned to the pool only after its body was read to the end; a response
+      abandoned early (error, limit, early stop of a stream) is closed instead.
+    * Error messages carry the method and ``scheme://host:port/path`` only, never the query
+      (which may hold a key), and never the request headers.
+
+Deadlines, honestly
+    The remaining time becomes urllib3's connect and read timeouts, the socket timeout is
+    tightened to the remaining time before every body read, and the deadline is checked between
+    reads, so a slow-drip body cannot outlive the budget by more than one socket wait that was
+    itself capped at the remaining time.  What Python cannot bound from here: DNS resolution
+    runs inside the OS resolver (``getaddrinfo``) and ignores socket timeouts; and while the
+    status line and headers are being received, each ``recv`` is bounded but their total is
+    bounded only by http.client's header size limits.  Callers that need a hard wall-clock cap
+    for those phases must run the request under their own watchdog (the agent's run control).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Any
+
+from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection
+from zigai.transport.base import (
+    Headers,
+    InvalidTransportRequest,
+    Limits,
+    RedirectPolicy,
+    RedirectRejected,
+    ResponseHeaderView,
+    TransportConnectionFailed,
+    TransportDecodeFailed,
+    TransportError,
+    TransportRequest,
+    TransportResponse,
+    TransportTimedOut,
+)
+from zigai.transport.decoding import (
+    PIECE_BYTES,
+    BodyDecoder,
+    LineSplitter,
+    accept_encoding,
+    read_bounded,
+)
+from zigai.transport.retry_after import response_metadata
+
+__all__ = ["HttpTransport"]
+
+_ENCODING_OWNED = frozenset({"accept-encoding"})
+
+
+def _safe_target(method: str, url: str) -> str:
+    """``METHOD scheme://authority/path`` without userinfo, query or fragment."""
+    cut = len(url)
+    for delimiter in "?#":
+        position = url.find(delimiter)
+        if position != -1:
+            cut = min(cut, position)
+    text = url[:cut]
+    scheme, sep, rest = text.partition("://")
+    if sep and "@" in rest.split("/", 1)[0]:
+        authority, slash, path = rest.partition("/")
+        text = f"{scheme}://{authority.rsplit('@', 1)[1]}{slash}{path}"
+    return f"{method} {text}"
+
+
+def _remaining(deadline: float | None, target: str) -> float | None:
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TransportTimedOut(f"{target}: deadline expired")
+    return left
+
+
+class _OpenResponse:
+    """One urllib3 response being consumed under the request's limits and deadline."""
+
+    def __init__(
+        self, raw: Any, target: str, deadline: float | None, limits: Limits, view: ResponseHeaderView
+    ) -> None:
+        self._raw = raw
+        self._target = target
+        self._deadline = deadline
+        self._limits = limits
+        self._view = view
+        self._consumed = False
+        self._complete = False
+        self.status: int = raw.status
+        self.headers: Headers = view._headers
+        self.request_id: str | None
+        self.retry_after_s: float | None
+        self.date: datetime | None
+        self.request_id, self.retry_after_s, self.date = response_metadata(self.headers)
+        self._decoder = BodyDecoder(self.headers.get("content-encoding"))
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        from urllib3.exceptions import HTTPError
+
+        while True:
+            left = _remaining(self._deadline, self._target)
+            if left is not None:
+                _tighten_socket_timeout(self._raw, left)
+            try:
+                chunk = self._raw.read1(PIECE_BYTES, decode_content=False)
+            except (HTTPError, OSError) as exc:
+                raise _map_error(exc, self._target) from None
+            if not chunk:
+                self._complete = True
+                return
+            yield chunk
+            if self._deadline is not None and time.monotonic() >= self._deadline:
+                raise TransportTimedOut(f"{self._target}: deadline expired while reading")
+
+    def _take(self) -> None:
+        if self._consumed:
+            raise ValueError("a stream response can be consumed only once")
+        self._consumed = True
+
+    def read_body(self) -> bytes:
+        self._take()
+        return read_bounded(
+            self._raw_chunks(), self._decoder, self._limits.max_response_body_bytes
+        )
+
+    def lines(self) -> Iterator[bytes]:
+        self._take()
+        splitter = LineSplitter(self._limits.max_stream_line_bytes)
+        for chunk in self._raw_chunks():
+            for piece in self._decoder.feed(chunk):
+                yield from splitter.feed(piece)
+        self._decoder.finish()
+        yield from splitter.finish()
+
+    def release(self) -> None:
+        self._view.close()
+        if self._complete:
+            self._raw.release_conn()
+        else:
+            self._raw.close()  # unread bytes would poison a pooled connection
+            self._raw.release_conn()
+
+
+def _tighten_socket_timeout(raw: Any, seconds: float) -> None:
+    connection = getattr(raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is not None:
+        try:
+            sock.settimeout(max(seconds, 0.001))
+        except OSError:
+            pass
+
+
+def _map_error(exc: BaseException, target: str) -> TransportError:
+    """The one place urllib3 and socket failures become stable transport errors."""
+    from urllib3 import exceptions as u3
+
+    detail = type(exc).__name__
+    if isinstance(exc, u3.NewConnectionError):  # before ConnectTimeoutError: it subclasses it
+        reason = exc.__cause__ or exc.__context__ or exc
+        errno = getattr(reason, "errno", None)
+        suffix = f" (errno {errno})" if errno else ""
+        return TransportConnectionFailed(f"{target}: connection failed: {detail}{suffix}")
+    if isinstance(exc, (u3.TimeoutError, TimeoutError)):
+        return TransportTimedOut(f"{target}: timed out ({detail})")
+    if isinstance(exc, (u3.DecodeError, u3.HeaderParsingError, u3.InvalidHeader)):
+        return TransportDecodeFailed(f"{target}: malformed response ({detail})")
+    if isinstance(exc, u3.LocationParseError):
+        return InvalidTransportRequest(f"{target}: URL could not be parsed")
+    if isinstance(exc, u3.ProtocolError):
+        inner = exc.args[1] if len(exc.args) > 1 else None
+        if isinstance(inner, TimeoutError):
+            return TransportTimedOut(f"{target}: timed out ({type(inner).__name__})")
+        name = type(inner).__name__ if isinstance(inner, BaseException) else detail
+        if name in ("LineTooLong", "BadStatusLine", "UnknownProtocol"):
+            return TransportDecodeFailed(f"{target}: malformed response ({name})")
+        return TransportConnectionFailed(f"{target}: connection broken ({name})")
+    if isinstance(exc, u3.MaxRetryError) and exc.reason is not None:
+        return _map_error(exc.reason, target)
+    return TransportConnectionFailed(f"{target}: connection failed ({detail})")
+
+
+class HttpTransport:
+    """The standard :class:`~zigai.transport.Transport` (thread-safe; share one per process).
+
+    ``default_timeout_s`` is the per-operation connect/read timeout for requests that carry no
+    deadline; requests with a deadline use the remaining time instead.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: Limits | None = None,
+        url_policy: UrlPolicy | None = None,
+        redirect_policy: RedirectPolicy = RedirectPolicy.reject,
+        default_timeout_s: float = 300.0,
+        ca_certs: str | None = None,
+        max_connections_per_host: int = 10,
+    ) -> None:
+        import urllib3  # lazy: only a constructed transport needs it
+
+        self.limits = limits or Limits()
+        self.url_policy = url_policy or UrlPolicy()
+        self.redirect_policy = redirect_policy
+        self.default_timeout_s = default_timeout_s
+        self._urllib3 = urllib3
+        self._accept_encoding = accept_encoding()
+        self._pool = urllib3.PoolManager(
+            num_pools=16,
+            maxsize=max_connections_per_host,
+            cert_reqs="CERT_REQUIRED",
+            ca_certs=ca_certs,
+            retries=False,
+        )
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every pooled connection; the transport cannot be used afterwards."""
+        self._closed = True
+        self._pool.clear()
+
+    def deinit(self) -> None:
+        self.close()
+
+    def __enter__(self) -> HttpTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- Transport ------------------------------------------------------------------------
+
+    def send(self, request: TransportRequest) -> TransportResponse:
+        with self._open(request) as response:
+            body = response.read_body()
+        return TransportResponse(
+            status=response.status,
+            headers=response.headers,
+            body=body,
+            request_id=response.request_id,
+            retry_after_s=response.retry_after_s,
+            date=response.date,
+        )
+
+    def stream_lines(self, request: TransportRequest) -> AbstractContextManager[_OpenResponse]:
+        """Open a streamed response; leave the ``with`` block to release the connection."""
+        return self._open(request)
+
+    # -- internals ------------------------------------------------------------------------
+
+    @contextmanager
+    def _open(self, request: TransportRequest) -> Iterator[_OpenResponse]:
+        if self._closed:
+            raise InvalidTransportRequest("HttpTransport is closed")
+        if not isinstance(request, TransportRequest):
+            raise InvalidTransportRequest("expected a TransportRequest")
+        target = _safe_target(request.method, request.url)
+        self._check_url(request.url)
+        left = _remaining(request.deadline, target)
+        budget = self.default_timeout_s if left is None else left
+        timeout = self._urllib3.Timeout(connect=budget, read=budget)
+        headers = self._urllib3.HTTPHeaderDict()
+        for name, value in request.headers:
+            if name.lower() not in _ENCODING_OWNED:
+                headers.add(name, value)
+        headers["Accept-Encoding"] = self._accept_encoding
+        try:
+            raw = self._pool.urlopen(
+                request.method,
+                request.url,
+                body=request.body,
+                headers=headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+                decode_content=False,
+                timeout=timeout,
+            )
+        except (self._urllib3.exceptions.HTTPError, OSError) as exc:
+            raise _map_error(exc, target) from None
+        view = ResponseHeaderView(raw.status, Headers.of(raw.headers.items()))
+        try:
+            response = _OpenResponse(raw, target, request.deadline, self.limits, view)
+        except BaseException:
+            view.close()
+            raw.close()
+            raw.release_conn()
+            raise
+        try:
+            if request.response_header_sink is not None:
+                request.response_header_sink(view)
+            if 300 <= response.status < 400 and response.status != 304:
+                if self.redirect_policy is RedirectPolicy.reject:
+                    location = response.headers.get("location") or ""
+                    safe_location = _safe_target("", location).strip() if location else ""
+                    raise RedirectRejected(
+                        f"{target}: redirect {response.status} rejected (never followed)",
+                        status=response.status,
+                        location=safe_location,
+                    )
+            yield response
+        finally:
+            response.release()
+
+    def _check_url(self, url: str) -> None:
+        checked = self.url_policy.check(url)
+        # Defense in depth: urllib3 must connect to exactly the host the policy approved.
+        parsed = self._urllib3.util.parse_url(url)
+        host = (parsed.host or "").lower().strip("[]").rstrip(".")
+        if checked.is_ip_literal and ":" in host:
+            import ipaddress
+
+            host = str(ipaddress.IPv6Address(host))
+        port = parsed.port or (443 if checked.scheme == "https" else 80)
+        if host != checked.host or port != checked.port:
+            raise UrlPolicyViolation(
+                "URL parses ambiguously", reason=UrlRejection.malformed, host=checked.host
+            )
