@@ -17,8 +17,9 @@ Invariants:
 The tree (bases here, named leaves in their modules)::
 
     ZigAIError
-    ├── JsonError                 zigai.json          MalformedJson, DocumentTooLarge,
-    │                                                 ValueTooLarge, NestingTooDeep, TooManyItems
+    ├── JsonError                 zigai.json          MalformedJson, JsonLimitExceeded
+    │                                                 (DocumentTooLarge, ValueTooLarge,
+    │                                                 NestingTooDeep, TooManyItems)
     ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
     │                             zigai.usage         InvalidUsage
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
