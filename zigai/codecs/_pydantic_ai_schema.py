@@ -118,8 +118,8 @@ class _Timestamp(Spec):
         try:
             if match is None:
                 raise ValueError(value)
-            parts = [int(g) if g else 0 for g in match.groups()]
-            datetime(*parts)  # noqa: DTZ001 -- range check of the fields only
+            year, month, day, hour, minute, second = (int(g) if g else 0 for g in match.groups())
+            datetime(year, month, day, hour, minute, second)  # noqa: DTZ001 -- field range check only
         except ValueError:
             raise SchemaViolation(path, f"expected {self.expected}, got {value!r}") from None
 

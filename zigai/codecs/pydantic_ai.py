@@ -1,0 +1,163 @@
+"""Lossless interchange with PydanticAI 2.31.0 "stable-v2" message-history JSON.
+
+PydanticAI persists a conversation as the JSON written by
+``pydantic_ai.messages.ModelMessagesTypeAdapter.dump_json``: an array of
+``request``/``response`` messages whose parts are discriminated by
+``part_kind``.  This module reads that format *without* importing PydanticAI
+and without translating it into zigai's own message types: :func:`parse`
+bounds the document with the history JSON profile, validates the decoded
+graph against the 2.31.0 schema, and returns an :class:`Owned` holding the
+graph exactly as decoded.  :func:`stringify` writes a graph back in one
+canonical form.  Metadata, provider details, rich tool-return content and
+extended usage are therefore carried through untouched instead of being
+coerced into narrower zigai fields; ``zigai.history`` remains zigai's own,
+separately versioned persistence envelope.
+
+Invariants:
+
+* ``stringify(parse(text))`` equals ``stringify(json.loads(text))``; for text
+  already in canonical form the round trip is byte-identical;
+* canonical form is ``json.dumps(value, sort_keys=True, indent=2,
+  ensure_ascii=False, allow_nan=False)`` (no trailing newline);
+* nothing invalid is ever returned or written: both :func:`parse` and
+  :func:`stringify` validate and raise :class:`InvalidPydanticAiMessages`
+  whose message and ``path`` attribute name the offending JSON location
+  (``$[0].parts[1].part_kind``);
+* validation rules (see ``zigai/codecs/_pydantic_ai_schema.py``): the
+  discriminators ``kind`` and ``part_kind`` are required and closed; fields
+  without a library default are required; present fields must have the JSON
+  type the library writes (no lax coercion); unknown keys are accepted and
+  preserved, as the library ignores them;
+* inputs are never mutated or retained; an :class:`Owned` holds the only
+  reference to the graph that :func:`parse` decoded, and using it after
+  :meth:`Owned.close` raises :class:`ValueError`.
+"""
+
+from __future__ import annotations
+
+import json
+from types import TracebackType
+from typing import Any
+
+from zigai import json as zjson
+from zigai.codecs._pydantic_ai_schema import SchemaViolation, check_messages
+from zigai.errors import CodecError, JsonError
+
+__all__ = [
+    "PYDANTIC_AI_VERSION",
+    "SCHEMA_NAME",
+    "InvalidPydanticAiMessages",
+    "Owned",
+    "parse",
+    "stringify",
+    "validate",
+]
+
+PYDANTIC_AI_VERSION = "2.31.0"
+"""The PydanticAI release whose message schema this codec implements."""
+
+SCHEMA_NAME = "stable-v2"
+"""The name the specification gives that schema."""
+
+
+class InvalidPydanticAiMessages(CodecError):
+    """PydanticAI message JSON was malformed, over its limits, or broke the stable-v2 schema.
+
+    ``path`` is the JSON location (``$`` is the document root) and ``reason`` the
+    bare explanation; the message is ``"<path>: <reason>"``.
+    """
+
+    def __init__(self, message: str, *, path: str = "$", reason: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason or message
+
+
+def _invalid(path: str, reason: str) -> InvalidPydanticAiMessages:
+    return InvalidPydanticAiMessages(f"{path}: {reason}", path=path, reason=reason)
+
+
+class Owned:
+    """Owns one validated PydanticAI message graph until :meth:`close` (alias :meth:`deinit`).
+
+    ``value`` is the decoded JSON exactly as read (a ``list`` of ``dict`` messages).
+    It belongs to this owner: do not mutate it; copy what must outlive ``close()``.
+    """
+
+    __slots__ = ("_value", "_closed")
+
+    def __init__(self, value: list[Any]) -> None:
+        self._value: list[Any] | None = value
+        self._closed = False
+
+    @property
+    def value(self) -> list[Any]:
+        """The owned message list; raises :class:`ValueError` after close."""
+        if self._value is None:
+            raise ValueError("codecs.pydantic_ai.Owned used after close()")
+        return self._value
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def close(self) -> None:
+        """Release the graph. Idempotent."""
+        self._value = None
+        self._closed = True
+
+    deinit = close
+
+    def __enter__(self) -> Owned:
+        self.value  # noqa: B018 -- entering a closed owner is a use after close
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._value is None:
+            return "<codecs.pydantic_ai.Owned closed>"
+        return f"<codecs.pydantic_ai.Owned messages={len(self._value)}>"
+
+
+def validate(value: Any) -> None:
+    """Raise :class:`InvalidPydanticAiMessages` unless ``value`` is a valid message list graph."""
+    try:
+        check_messages(value)
+    except SchemaViolation as violation:
+        raise _invalid(violation.path, violation.reason) from None
+
+
+def parse(data: str | bytes) -> Owned:
+    """Decode ``data`` within the history JSON limits, validate it, and return its owner.
+
+    Malformed JSON, a limit violation (document, value size, depth, items) and a
+    schema violation all raise :class:`InvalidPydanticAiMessages`.
+    """
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"parse() takes str or bytes, not {type(data).__name__}")
+    try:
+        value = zjson.parse(data, zjson.defaults.history)
+    except JsonError as exc:
+        raise _invalid("$", f"invalid JSON document: {exc}") from exc
+    validate(value)
+    return Owned(value)
+
+
+def stringify(value: Owned | list[Any]) -> str:
+    """Validate a message graph (or an :class:`Owned`) and return its canonical JSON text."""
+    graph = value.value if isinstance(value, Owned) else value
+    validate(graph)
+    try:
+        return json.dumps(graph, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:  # a non-JSON value hidden in a free-form field
+        raise _invalid("$", f"value is not representable as JSON: {exc}") from None
