@@ -33,8 +33,13 @@ The tree (bases here, named leaves in their modules)::
     │                                                 TransportDecodeFailed, RedirectRejected,
     │                                                 InvalidTransportRequest
     ├── ProviderRequestError      zigai.provider      RateLimited, ProviderServerError,
-    │                                                 ProviderClientError, ...
+    │                                                 ProviderClientError (ProviderAuthError,
+    │                                                 ProviderNotFound, ProviderBadRequest),
+    │                                                 UnexpectedRedirect, ProviderConnectionError,
+    │                                                 ProviderResponseDecodeError
     ├── ProviderError             zigai.providers.*   encoding/decoding failures of one wire protocol
+    │                             zigai.providers.http InvalidProviderConfiguration,
+    │                                                 InvalidProviderRequest, ProviderHeaderConflict
     ├── SettingsError             zigai.settings      invalid or unsupported model settings
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     ├── ToolError                 zigai.tool          InvalidToolArguments, ToolDefinitionError, ...
