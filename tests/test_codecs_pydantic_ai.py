@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -287,11 +287,37 @@ def test_depth_exactly_at_history_limit_is_accepted_and_one_more_is_rejected() -
     assert isinstance(error.__cause__, zjson.NestingTooDeep)
 
 
-def test_document_over_history_size_limit_is_rejected() -> None:
+def test_document_size_exactly_at_history_limit_is_accepted_and_one_byte_more_is_rejected() -> None:
     limit = zjson.defaults.history.max_document_bytes
-    padded = b"[" + b" " * (limit - 1) + b"]"  # limit + 1 bytes
-    error = _raises_at(padded, "$")
+    with parse(b"[" + b" " * (limit - 2) + b"]") as owned:
+        assert owned.value == []
+    error = _raises_at(b"[" + b" " * (limit - 1) + b"]", "$")
     assert isinstance(error.__cause__, zjson.DocumentTooLarge)
+
+
+def test_string_exactly_at_history_value_limit_is_accepted_and_one_byte_more_is_rejected() -> None:
+    limit = zjson.defaults.history.max_value_bytes
+
+    def text_of(size: int) -> str:
+        return json.dumps([{"kind": "response", "parts": [{"part_kind": "text", "content": "x" * size}]}])
+
+    with parse(text_of(limit)) as owned:
+        assert len(owned.value[0]["parts"][0]["content"]) == limit
+    error = _raises_at(text_of(limit + 1), "$")
+    assert isinstance(error.__cause__, zjson.ValueTooLarge)
+
+
+def test_items_exactly_at_history_limit_are_accepted_and_one_more_is_rejected() -> None:
+    limit = zjson.defaults.history.max_items
+
+    def metadata_of(count: int) -> str:
+        metadata = {f"k{i}": i for i in range(count)}
+        return json.dumps([{"kind": "request", "parts": [], "metadata": metadata}])
+
+    with parse(metadata_of(limit)) as owned:
+        assert len(owned.value[0]["metadata"]) == limit
+    error = _raises_at(metadata_of(limit + 1), "$")
+    assert isinstance(error.__cause__, zjson.TooManyItems)
 
 
 # ---- ownership and errors --------------------------------------------------------------------
@@ -348,16 +374,15 @@ def test_validate_accepts_a_fixture_graph_and_rejects_a_bad_one() -> None:
 
 # ---- optional: the real library reads our output ---------------------------------------------
 
-def _library() -> Iterator[Any]:
-    messages = pytest.importorskip(
+def _library_messages() -> Any:
+    return pytest.importorskip(
         "pydantic_ai.messages", reason="pydantic_ai is a dev-only peer; install pydantic-ai-slim==2.31.0"
     )
-    yield messages
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
 def test_library_loads_our_stringify_output(path: Path) -> None:
-    messages = next(_library())
+    messages = _library_messages()
     with parse(path.read_bytes()) as owned:
         text = stringify(owned)
     loaded = messages.ModelMessagesTypeAdapter.validate_json(text)
