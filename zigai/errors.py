@@ -23,7 +23,8 @@ The tree (bases here, named leaves in their modules)::
     ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
     │                             zigai.usage         InvalidUsage
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
-    │                                                 HistoryTooLarge
+    │                                                 HistoryTooLarge, HistoryClosed,
+    │                                                 InvalidHistoryProcessor
     ├── CodecError                zigai.codecs        InvalidPydanticAiMessages
     ├── JsonSchemaError           zigai.json_schema   InvalidJsonSchema, UnsupportedJsonSchema,
     │                                                 OutputSchemaValidationFailed

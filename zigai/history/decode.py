@@ -1,0 +1,295 @@
+"""Decoding version-2 history values into message objects, with JSON-path errors.
+
+Every decoder receives a plain JSON value (from ``zigai.json.parse``) and the JSON
+path it came from.  Any shape problem — a missing or unknown field, a wrong JSON
+type, bad base64, a naive or malformed timestamp, an unknown ``kind`` /
+``part_kind``, or a value the message constructors reject — raises
+:class:`InvalidHistory` whose ``path`` names the offending location, e.g.
+``messages[3].parts[0].tool_call_id``.  Nothing else escapes.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from zigai import messages as m
+from zigai.errors import MessageError
+from zigai.history.errors import InvalidHistory
+from zigai.usage import RequestUsage
+
+__all__ = ["decode_message"]
+
+Decoder = Callable[[Any, str], Any]
+
+
+def _fail(message: str, path: str) -> InvalidHistory:
+    return InvalidHistory(message, path=path)
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null", int: "number", float: "number"}.get(type(value), "value")
+
+
+def string(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(f"expected a string, got {_type_name(value)}", path)
+    return value
+
+
+def optional(decoder: Decoder) -> Decoder:
+    def decode(value: Any, path: str) -> Any:
+        return None if value is None else decoder(value, path)
+    return decode
+
+
+def boolean(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(f"expected a boolean, got {_type_name(value)}", path)
+    return value
+
+
+def integer(value: Any, path: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _fail(f"expected an integer, got {_type_name(value)}", path)
+    return value
+
+
+def json_value(value: Any, path: str) -> Any:
+    return value  # already JSON; the part freezes it
+
+
+def obj(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _fail(f"expected an object, got {_type_name(value)}", path)
+    return value
+
+
+def array_of(decoder: Decoder) -> Decoder:
+    def decode(value: Any, path: str) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise _fail(f"expected an array, got {_type_name(value)}", path)
+        return tuple(decoder(item, f"{path}[{index}]") for index, item in enumerate(value))
+    return decode
+
+
+def b64bytes(value: Any, path: str) -> bytes:
+    text = string(value, path)
+    try:
+        return base64.b64decode(text.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise _fail("expected standard base64 text", path) from None
+
+
+def timestamp(value: Any, path: str) -> datetime:
+    text = string(value, path)
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise _fail(f"expected an ISO-8601 timestamp, got {text[:40]!r}", path) from None
+    if stamp.tzinfo is None:
+        raise _fail("timestamp must carry a UTC offset (e.g. 'Z')", path)
+    return stamp
+
+
+def _json_object_of(kind: type[m.ProviderDetails] | type[m.Metadata]) -> Decoder:
+    def decode(value: Any, path: str) -> Any:
+        return kind.from_value(obj(value, path))
+    return decode
+
+
+provider_details = _json_object_of(m.ProviderDetails)
+metadata = _json_object_of(m.Metadata)
+
+
+def usage_details(value: Any, path: str) -> dict[str, int]:
+    return {key: integer(item, f"{path}.{key}") for key, item in obj(value, path).items()}
+
+
+# class -> (discriminator field, {field: decoder}).  Every dataclass field but the
+# discriminator is listed; fields with defaults may be absent from the document.
+SPECS: dict[type, dict[str, Decoder]] = {}
+
+
+def _record(value: Any, path: str, cls: type, tag_field: str | None) -> Any:
+    data = obj(value, path)
+    spec = SPECS[cls]
+    kwargs: dict[str, Any] = {}
+    for key in data:
+        if key != tag_field and key not in spec:
+            raise _fail(f"unknown field for {cls.__name__}", f"{path}.{key}")
+    for field in dataclasses.fields(cls):
+        if field.name == tag_field:
+            continue
+        if field.name in data:
+            kwargs[field.name] = spec[field.name](data[field.name], f"{path}.{field.name}")
+        elif (field.default is dataclasses.MISSING
+              and field.default_factory is dataclasses.MISSING):
+            raise _fail(f"missing required field of {cls.__name__}", f"{path}.{field.name}")
+    try:
+        return cls(**kwargs)
+    except (MessageError, TypeError, ValueError) as exc:
+        raise _fail(str(exc), path) from exc
+
+
+def record(cls: type, tag_field: str | None = None) -> Decoder:
+    expected = _tag_of(cls, tag_field) if tag_field else None
+
+    def decode(value: Any, path: str) -> Any:
+        data = obj(value, path)
+        if tag_field and tag_field in data and data[tag_field] != expected:
+            raise _fail(f"expected {tag_field} {expected!r}", f"{path}.{tag_field}")
+        return _record(data, path, cls, tag_field)
+    return decode
+
+
+def tagged(tag_field: str, by_tag: dict[str, type], what: str) -> Decoder:
+    def decode(value: Any, path: str) -> Any:
+        data = obj(value, path)
+        if tag_field not in data:
+            raise _fail(f"missing {tag_field!r} discriminator", f"{path}.{tag_field}")
+        tag = data[tag_field]
+        cls = by_tag.get(tag) if isinstance(tag, str) else None
+        if cls is None:
+            raise _fail(f"unknown {what} {tag!r}", f"{path}.{tag_field}")
+        return _record(data, path, cls, tag_field)
+    return decode
+
+
+def _tag_of(cls: type, tag_field: str) -> str:
+    for field in dataclasses.fields(cls):
+        if field.name == tag_field:
+            return str(field.default)
+    raise AssertionError(cls)
+
+
+_SOURCE_TYPES = (m.BytesSource, m.UrlSource, m.ProviderFileSource, m.UploadedFile)
+source = tagged("kind", {_tag_of(c, "kind"): c for c in _SOURCE_TYPES}, "media source kind")
+uploaded_file = record(m.UploadedFile, "kind")
+provider_part = record(m.ProviderPart)
+audio = record(m.AudioContent, "kind")
+user_content = tagged(
+    "kind", {_tag_of(c, "kind"): c for c in m.USER_CONTENT_TYPES}, "user content kind"
+)
+
+
+def prompt_content(value: Any, path: str) -> Any:
+    if isinstance(value, str):
+        return value
+    return array_of(user_content)(value, path)
+
+
+def usage(value: Any, path: str) -> RequestUsage:
+    result: RequestUsage = _record(value, path, RequestUsage, None)
+    return result
+
+
+opt_str = optional(string)
+opt_stamp = optional(timestamp)
+str_tuple = array_of(string)
+
+SPECS.update({
+    m.BytesSource: {"data": b64bytes, "media_type": string},
+    m.UrlSource: {"url": string, "media_type": opt_str},
+    m.ProviderFileSource: {"file_id": string, "media_type": opt_str},
+    m.UploadedFile: {"provider_name": string, "file_id": string, "media_type": opt_str},
+    m.ProviderPart: {"provider_name": string, "id": opt_str,
+                     "details": optional(provider_details)},
+    m.TextContent: {"text": string},
+    m.TaggedText: {"tag": string, "text": string},
+    m.ImageContent: {"source": source, "detail": opt_str},
+    m.AudioContent: {"source": source},
+    m.VideoContent: {"source": source},
+    m.DocumentContent: {"source": source, "title": opt_str},
+    m.BinaryContent: {"data": b64bytes, "media_type": string},
+    m.UploadedFileContent: {"file": uploaded_file},
+    m.CachePoint: {"ttl": opt_str},
+    RequestUsage: {name: integer for name in (
+        "input_tokens", "output_tokens", "cache_write_tokens", "cache_read_tokens",
+        "input_audio_tokens", "output_audio_tokens", "reasoning_tokens")}
+    | {"details": usage_details},
+    # request parts
+    m.SystemPromptPart: {"content": string, "timestamp": opt_stamp},
+    m.UserPromptPart: {"content": prompt_content, "timestamp": opt_stamp},
+    m.RetryPromptPart: {"content": string, "tool_name": opt_str, "tool_call_id": opt_str,
+                        "timestamp": opt_stamp},
+    m.InstructionPart: {"content": string, "dynamic": boolean, "timestamp": opt_stamp},
+    m.SpeechPromptPart: {"audio": audio, "transcript": opt_str, "timestamp": opt_stamp},
+    m.ToolAvailabilityPart: {"added": str_tuple, "removed": str_tuple, "tool_call_id": opt_str,
+                             "timestamp": opt_stamp},
+    m.ToolReturnPart: {"tool_name": string, "tool_call_id": string, "content": json_value,
+                       "outcome": string, "timestamp": opt_stamp,
+                       "metadata": optional(metadata)},
+    m.CapabilityLoadReturnPart: {"tool_call_id": string, "capability_id": string,
+                                 "outcome": string, "loaded": str_tuple,
+                                 "instructions": str_tuple, "content": opt_str,
+                                 "tool_name": string, "timestamp": opt_stamp},
+    # response parts
+    m.TextPart: {"content": string, "id": opt_str, "provider": optional(provider_part)},
+    m.ThinkingPart: {"content": string, "id": opt_str, "signature": opt_str,
+                     "provider": optional(provider_part)},
+    m.CompactionPart: {"content": opt_str, "id": opt_str, "provider": optional(provider_part)},
+    m.FilePart: {"source": source, "id": opt_str, "provider": optional(provider_part)},
+    m.SpeechPart: {"audio": optional(audio), "transcript": opt_str, "id": opt_str,
+                   "provider": optional(provider_part)},
+    m.ToolCallPart: {"tool_name": string, "args": string, "tool_call_id": string,
+                     "id": opt_str, "provider": optional(provider_part)},
+    m.NativeToolCallPart: {"tool_name": string, "tool_call_id": string,
+                           "provider": provider_part, "args": string},
+    m.NativeToolReturnPart: {"tool_name": string, "tool_call_id": string,
+                             "provider": provider_part, "content": json_value,
+                             "outcome": string},
+    m.ToolSearchCallPart: {"tool_call_id": string, "args": string, "id": opt_str,
+                           "provider": optional(provider_part)},
+    m.ToolSearchReturnPart: {"tool_call_id": string, "tool_names": str_tuple,
+                             "outcome": string, "id": opt_str,
+                             "provider": optional(provider_part)},
+    m.CapabilityLoadCallPart: {"capability_id": string, "tool_call_id": string,
+                               "tool_name": string, "id": opt_str,
+                               "provider": optional(provider_part)},
+})
+
+request_part = tagged(
+    "part_kind", {_tag_of(c, "part_kind"): c for c in m.REQUEST_PART_TYPES}, "request part_kind"
+)
+response_part = tagged(
+    "part_kind", {_tag_of(c, "part_kind"): c for c in m.RESPONSE_PART_TYPES},
+    "response part_kind",
+)
+
+SPECS.update({
+    m.RequestMessage: {"parts": array_of(request_part), "instructions": opt_str,
+                       "timestamp": opt_stamp, "metadata": optional(metadata)},
+    m.ResponseMessage: {"parts": array_of(response_part), "usage": usage,
+                        "model_name": opt_str, "provider_name": opt_str,
+                        "provider_response_id": opt_str, "finish_reason": opt_str,
+                        "raw_finish_reason": opt_str, "timestamp": opt_stamp,
+                        "provider_details": optional(provider_details),
+                        "metadata": optional(metadata)},
+})
+
+_message = tagged(
+    "kind", {"request": m.RequestMessage, "response": m.ResponseMessage}, "message kind"
+)
+
+
+def decode_message(value: Any, path: str) -> m.Message:
+    """Decode one version-2 message object found at ``path``."""
+    result: m.Message = _message(value, path)
+    return result
+
+
+def _check_specs_cover_every_field() -> None:
+    for cls, spec in SPECS.items():
+        names = {f.name for f in dataclasses.fields(cls)} - {"kind", "part_kind"}
+        if cls is m.UploadedFile or cls in _SOURCE_TYPES or cls in m.USER_CONTENT_TYPES:
+            names.discard("kind")
+        assert names == set(spec), (cls, names ^ set(spec))
+
+
+_check_specs_cover_every_field()

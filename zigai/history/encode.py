@@ -1,0 +1,91 @@
+"""``stringify``: messages to the version-2 ZigAI history envelope.
+
+Shape: ``{"version":2,"messages":[...]}``.  Every message object carries its
+``kind`` (``"request"``/``"response"``) and every part its ``part_kind``; user
+content items and media sources carry ``kind``.  *Every* dataclass field is
+written, ``null`` included, so the document is self-describing.  Encodings:
+
+* ``bytes`` → standard base64 text;
+* ``datetime`` → ISO-8601 UTC with microseconds and a ``Z`` suffix;
+* enums → their lowercase value; ``ProviderDetails``/``Metadata``/usage details
+  → JSON objects; tool-return content → its JSON value.
+
+The output is deterministic: object keys are sorted inside each message, so equal
+message tuples always produce byte-identical text.  Before returning, the text is
+checked against the history JSON profile so that anything ``stringify`` produces
+can be parsed back (:class:`HistoryTooLarge` otherwise).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from zigai.history.errors import HistoryTooLarge, InvalidHistory
+from zigai.messages import Message, RequestMessage, ResponseMessage
+
+__all__ = ["HISTORY_VERSION", "encode_message", "stringify"]
+
+HISTORY_VERSION = 2
+
+
+def format_timestamp(value: datetime) -> str:
+    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def _encode(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, datetime):
+        return format_timestamp(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):  # ProviderDetails, Metadata, FrozenDict, UsageDetails
+        return {str(k): _encode(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_encode(item) for item in value]
+    raise InvalidHistory(f"cannot serialize a {type(value).__name__}")
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    """The JSON-ready dict of one message (``kind`` plus every field)."""
+    if not isinstance(message, (RequestMessage, ResponseMessage)):
+        raise InvalidHistory(
+            f"history holds RequestMessage or ResponseMessage values, got {type(message).__name__}"
+        )
+    encoded: dict[str, Any] = _encode(message)
+    return encoded
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+
+
+def stringify(messages: Iterable[Message]) -> str:
+    """Serialize messages as a deterministic version-2 history document."""
+    body = ",".join(_dumps(encode_message(message)) for message in messages)
+    document = f'{{"version":{HISTORY_VERSION},"messages":[{body}]}}'
+    _check_limits(document)
+    return document
+
+
+def _check_limits(document: str) -> None:
+    from zigai import json as zjson
+    from zigai.json import JsonLimitExceeded, MalformedJson
+
+    try:
+        zjson.validate(document, zjson.defaults.history)
+    except JsonLimitExceeded as exc:
+        raise HistoryTooLarge(f"serialized history exceeds the history JSON limits: {exc}") from exc
+    except MalformedJson as exc:  # e.g. a lone surrogate in a str: not representable as UTF-8
+        raise InvalidHistory(f"history text is not representable as JSON: {exc}") from exc
