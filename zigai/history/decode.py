@@ -116,6 +116,22 @@ def usage_details(value: Any, path: str) -> dict[str, int]:
 SPECS: dict[type, dict[str, Decoder]] = {}
 
 
+_FIELD_TABLES: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _field_table(cls: type) -> tuple[tuple[str, bool], ...]:
+    """(field name, required) pairs of a dataclass, computed once per class."""
+    table = _FIELD_TABLES.get(cls)
+    if table is None:
+        table = tuple(
+            (f.name, f.default is dataclasses.MISSING
+             and f.default_factory is dataclasses.MISSING)
+            for f in dataclasses.fields(cls)
+        )
+        _FIELD_TABLES[cls] = table
+    return table
+
+
 def _record(value: Any, path: str, cls: type, tag_field: str | None) -> Any:
     data = obj(value, path)
     spec = SPECS[cls]
@@ -123,14 +139,13 @@ def _record(value: Any, path: str, cls: type, tag_field: str | None) -> Any:
     for key in data:
         if key != tag_field and key not in spec:
             raise _fail(f"unknown field for {cls.__name__}", f"{path}.{key}")
-    for field in dataclasses.fields(cls):
-        if field.name == tag_field:
+    for name, required in _field_table(cls):
+        if name == tag_field:
             continue
-        if field.name in data:
-            kwargs[field.name] = spec[field.name](data[field.name], f"{path}.{field.name}")
-        elif (field.default is dataclasses.MISSING
-              and field.default_factory is dataclasses.MISSING):
-            raise _fail(f"missing required field of {cls.__name__}", f"{path}.{field.name}")
+        if name in data:
+            kwargs[name] = spec[name](data[name], f"{path}.{name}")
+        elif required:
+            raise _fail(f"missing required field of {cls.__name__}", f"{path}.{name}")
     try:
         return cls(**kwargs)
     except (MessageError, TypeError, ValueError) as exc:

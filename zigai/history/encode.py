@@ -38,8 +38,20 @@ def format_timestamp(value: datetime) -> str:
     return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+_PLAIN = (type(None), bool, int, float, str)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _encode(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    names = _FIELD_NAMES.get(kind)
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {name: _encode(getattr(value, name)) for name in names}
+    if isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, enum.Enum):
         return value.value
@@ -47,8 +59,6 @@ def _encode(value: Any) -> Any:
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, datetime):
         return format_timestamp(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):  # ProviderDetails, Metadata, FrozenDict, UsageDetails
         return {str(k): _encode(v) for k, v in value.items()}
     if isinstance(value, tuple):
