@@ -183,6 +183,20 @@ def _json_object(body: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _pick_code(container: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first non-empty string under ``keys``; else the first integer (Google repeats the
+    HTTP status as a numeric ``code`` and names the category in ``status``)."""
+    for key in keys:
+        candidate = container.get(key)
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    for key in keys:
+        candidate = container.get(key)
+        if isinstance(candidate, int) and not isinstance(candidate, bool):
+            return candidate
+    return None
+
+
 def decode_error_body(
     body: bytes, secrets: Iterable[str] = ()
 ) -> tuple[str | None, str | None]:
@@ -202,23 +216,16 @@ def decode_error_body(
     message: Any = None
     if isinstance(inner, dict):
         message = inner.get("message")
-        for key in ("code", "type", "status"):
-            candidate = inner.get(key)
-            if isinstance(candidate, (str, int)) and not isinstance(candidate, bool):
-                code = candidate
-                break
+        code = _pick_code(inner, ("code", "type", "status"))
     elif isinstance(inner, str):
         message = inner
     if message is None:
         message = document.get("message")
     if code is None:
-        for key in ("code", "type"):
-            candidate = document.get(key)
-            if key == "type" and candidate == "error":
-                continue
-            if isinstance(candidate, (str, int)) and not isinstance(candidate, bool):
-                code = candidate
-                break
+        code = _pick_code(
+            {k: v for k, v in document.items() if not (k == "type" and v == "error")},
+            ("code", "type"),
+        )
     return (
         _short_text(code, MAX_ERROR_CODE_CHARS, secret_list),
         _short_text(message, MAX_ERROR_MESSAGE_CHARS, secret_list),
