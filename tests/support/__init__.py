@@ -1,0 +1,1 @@
+"""Test support (cassettes, mock transports).  Never imported by the ``zigai`` package."""

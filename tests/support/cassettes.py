@@ -1,0 +1,514 @@
+"""Cassetter-compatible YAML cassettes: strict ReplayTransport and filtering RecordingTransport.
+
+Format (``version: 1``)::
+
+    interactions:
+    - request:  {method, uri, headers: {}, body: {type: json|text, content}}
+      response: {status, headers: {name: [values]}, body: {type: json|text, content}}
+
+Replay is strict and in order: method, URI (after the shared URL filter) and body must match.
+JSON bodies compare by *value* (key order irrelevant, types significant: ``1 != 1.0 != true``);
+text bodies compare exactly.  Request headers are not matched, and no cassette may contain a
+conventionally sensitive header name (authentication is outside the schema).  Text response
+bodies are served line by line through ``stream_lines`` with the same limits as production.
+
+This is test support: the ``zigai`` package never imports it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from support.mock_transport import respond_buffered, respond_streamed
+from zigai.security import is_sensitive_header_name
+from zigai.transport import (
+    Headers,
+    Limits,
+    Transport,
+    TransportRequest,
+    TransportResponse,
+)
+
+__all__ = [
+    "Body",
+    "CassetteError",
+    "CassetteFilters",
+    "CassetteFormatError",
+    "CassetteMismatch",
+    "Interaction",
+    "RecordingTransport",
+    "ReplayTransport",
+    "dump_cassette",
+    "load_cassette",
+    "parse_cassette",
+    "strict_json_equal",
+]
+
+
+class CassetteError(AssertionError):
+    """Base of cassette failures (an AssertionError so pytest reports them as test failures)."""
+
+
+class CassetteFormatError(CassetteError):
+    """The YAML is not a valid version-1 cassette, or contains a sensitive header."""
+
+
+class CassetteMismatch(CassetteError):
+    """A request did not match the next recorded interaction, or interactions were left over."""
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    type: Literal["json", "text"]
+    content: Any
+
+    def to_bytes(self) -> bytes:
+        if self.type == "json":
+            return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+        return str(self.content).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    method: str
+    uri: str
+    request_body: Body | None
+    status: int
+    response_headers: tuple[tuple[str, str], ...]
+    response_body: Body | None
+
+
+# ------------------------------------------------------------------------------ filters
+
+
+def _omit_keys(value: Any, keys: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _omit_keys(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_omit_keys(v, keys) for v in value]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class CassetteFilters:
+    """Filters shared by recording and replay so sanitized cassettes still replay strictly.
+
+    ``json_omit_keys`` recursively drops volatile keys from JSON bodies; ``url`` rewrites
+    request URLs (e.g. to strip a session id).  Filters only ever touch recorded copies.
+    """
+
+    json_omit_keys: frozenset[str] = frozenset()
+    url: Callable[[str], str] | None = None
+
+    def apply_url(self, url: str) -> str:
+        return url if self.url is None else self.url(url)
+
+    def apply_json(self, value: Any) -> Any:
+        return _omit_keys(value, self.json_omit_keys) if self.json_omit_keys else value
+
+
+# ------------------------------------------------------------------------------ comparison
+
+
+def strict_json_equal(a: Any, b: Any) -> bool:
+    """JSON value equality where types matter (``1``, ``1.0`` and ``True`` all differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(strict_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(strict_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _pretty(value: Any) -> list[str]:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+
+
+def _diff(expected: list[str], actual: list[str]) -> str:
+    lines = difflib.unified_diff(expected, actual, "recorded", "actual", lineterm="")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def _check_json_value(value: Any, where: str) -> None:
+    if value is None or isinstance(value, (bool, int, str)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CassetteFormatError(f"{where}: non-finite number")
+        return
+    if isinstance(value, list):
+        for item in value:
+            _check_json_value(item, where)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CassetteFormatError(f"{where}: non-string key {key!r}")
+            _check_json_value(item, where)
+        return
+    raise CassetteFormatError(f"{where}: {type(value).__name__} is not a JSON value")
+
+
+def _body(raw: Any, where: str) -> Body | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"type", "content"}:
+        raise CassetteFormatError(f"{where}: body must be {{type, content}}")
+    kind = raw["type"]
+    if kind == "json":
+        _check_json_value(raw["content"], where)
+        return Body("json", raw["content"])
+    if kind == "text":
+        if not isinstance(raw["content"], str):
+            raise CassetteFormatError(f"{where}: text body content must be a string")
+        return Body("text", raw["content"])
+    raise CassetteFormatError(f"{where}: unknown body type {kind!r}")
+
+
+def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise CassetteFormatError(f"{where}: headers must be a mapping")
+    pairs = []
+    for name, values in raw.items():
+        if not isinstance(name, str):
+            raise CassetteFormatError(f"{where}: header name {name!r} is not a string")
+        if is_sensitive_header_name(name):
+            raise CassetteFormatError(f"{where}: sensitive header {name!r} is refused in cassettes")
+        for value in values if isinstance(values, list) else [values]:
+            if not isinstance(value, str):
+                raise CassetteFormatError(f"{where}: header {name!r} value must be a string")
+            pairs.append((name, value))
+    return tuple(pairs)
+
+
+def _exact_keys(raw: Any, required: set[str], optional: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise CassetteFormatError(f"{where}: expected a mapping")
+    missing, extra = required - set(raw), set(raw) - required - optional
+    if missing or extra:
+        raise CassetteFormatError(f"{where}: missing {sorted(missing)}, unexpected {sorted(extra)}")
+    return raw
+
+
+def parse_cassette(text: str, source: str = "<cassette>") -> tuple[Interaction, ...]:
+    document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    document = _exact_keys(document, {"version", "interactions"}, set(), source)
+    if document["version"] != 1 or isinstance(document["version"], bool):
+        raise CassetteFormatError(f"{source}: unsupported version {document['version']!r}")
+    if not isinstance(document["interactions"], list):
+        raise CassetteFormatError(f"{source}: interactions must be a list")
+    interactions = []
+    for index, item in enumerate(document["interactions"]):
+        where = f"{source} interaction #{index}"
+        item = _exact_keys(item, {"request", "response"}, set(), where)
+        request = _exact_keys(item["request"], {"method", "uri"}, {"headers", "body"}, where)
+        response = _exact_keys(item["response"], {"status"}, {"headers", "body"}, where)
+        _headers(request.get("headers"), f"{where} request")
+        if not isinstance(request["method"], str) or not isinstance(request["uri"], str):
+            raise CassetteFormatError(f"{where}: method and uri must be strings")
+        status = response["status"]
+        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
+            raise CassetteFormatError(f"{where}: invalid status {status!r}")
+        interactions.append(
+            Interaction(
+                method=request["method"],
+                uri=request["uri"],
+                request_body=_body(request.get("body"), f"{where} request"),
+                status=status,
+                response_headers=_headers(response.get("headers"), f"{where} response"),
+                response_body=_body(response.get("body"), f"{where} response"),
+            )
+        )
+    return tuple(interactions)
+
+
+def load_cassette(path: str | Path) -> tuple[Interaction, ...]:
+    return parse_cassette(Path(path).read_text(encoding="utf-8"), source=str(path))
+
+
+# ------------------------------------------------------------------------------ dumping
+
+
+class _Quoted(str):
+    pass
+
+
+class _Literal(str):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Quoted, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style='"'))
+_Dumper.add_representer(_Literal, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style="|"))
+
+
+def _quote_values(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _quote_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_quote_values(v) for v in value]
+    if isinstance(value, str):
+        return _Quoted(value)
+    return value
+
+
+def _body_yaml(body: Body | None) -> Any:
+    if body is None:
+        return None
+    if body.type == "text":
+        content: Any = _Literal(body.content) if "\n" in body.content else _Quoted(body.content)
+    else:
+        content = _quote_values(body.content)
+    return {"type": body.type, "content": content}
+
+
+def dump_cassette(interactions: Iterable[Interaction]) -> str:
+    items = []
+    for it in interactions:
+        headers: dict[str, list[_Quoted]] = {}
+        for name, value in it.response_headers:
+            headers.setdefault(name, []).append(_Quoted(value))
+        request: dict[str, Any] = {"method": it.method, "uri": _Quoted(it.uri), "headers": {}}
+        if it.request_body is not None:
+            request["body"] = _body_yaml(it.request_body)
+        response: dict[str, Any] = {"status": it.status, "headers": headers}
+        if it.response_body is not None:
+            response["body"] = _body_yaml(it.response_body)
+        items.append({"request": request, "response": response})
+    document = {"version": 1, "interactions": items}
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096)
+
+
+# ------------------------------------------------------------------------------ replay
+
+
+class ReplayTransport:
+    """Serve recorded interactions strictly in order; a Transport for wire tests."""
+
+    def __init__(
+        self,
+        interactions: Iterable[Interaction],
+        *,
+        limits: Limits | None = None,
+        filters: CassetteFilters | None = None,
+        source: str = "<cassette>",
+    ) -> None:
+        self.interactions = tuple(interactions)
+        self.limits = limits or Limits()
+        self.filters = filters or CassetteFilters()
+        self.source = source
+        self.position = 0
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> ReplayTransport:
+        return cls(load_cassette(path), source=str(path), **kwargs)
+
+    @property
+    def remaining(self) -> int:
+        return len(self.interactions) - self.position
+
+    def assert_all_consumed(self) -> None:
+        if self.remaining:
+            pending = ", ".join(
+                f"#{i} {it.method} {it.uri}"
+                for i, it in enumerate(self.interactions)
+                if i >= self.position
+            )
+            raise CassetteMismatch(f"{self.source}: {self.remaining} unconsumed interaction(s): {pending}")
+
+    def __enter__(self) -> ReplayTransport:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.assert_all_consumed()
+
+    def _match(self, request: TransportRequest) -> Interaction:
+        if self.position >= len(self.interactions):
+            raise CassetteMismatch(
+                f"{self.source}: unexpected request #{self.position} {request.method} "
+                f"{request.url}: all {len(self.interactions)} interactions were already used"
+            )
+        index, expected = self.position, self.interactions[self.position]
+        where = f"{self.source} interaction #{index}"
+        if request.method != expected.method:
+            raise CassetteMismatch(f"{where}: method {request.method!r} != recorded {expected.method!r}")
+        uri = self.filters.apply_url(request.url)
+        if uri != expected.uri:
+            raise CassetteMismatch(f"{where}: uri mismatch\n{_diff([expected.uri], [uri])}")
+        self._match_body(request.body, expected.request_body, where)
+        self.position += 1
+        return expected
+
+    def _match_body(self, actual: bytes | None, expected: Body | None, where: str) -> None:
+        if expected is None:
+            if actual:
+                raise CassetteMismatch(f"{where}: request has a body but none was recorded")
+            return
+        if actual is None:
+            raise CassetteMismatch(f"{where}: request has no body but one was recorded")
+        if expected.type == "text":
+            text = actual.decode("utf-8", errors="replace")
+            if text != expected.content:
+                diff = _diff(expected.content.splitlines(), text.splitlines())
+                raise CassetteMismatch(f"{where}: text body mismatch\n{diff}")
+            return
+        try:
+            value = json.loads(actual)
+        except ValueError:
+            raise CassetteMismatch(f"{where}: request body is not JSON but JSON was recorded") from None
+        value = self.filters.apply_json(value)
+        if not strict_json_equal(value, expected.content):
+            diff = _diff(_pretty(expected.content), _pretty(value))
+            raise CassetteMismatch(f"{where}: JSON body mismatch (types matter)\n{diff}")
+
+    def _reply(self, request: TransportRequest) -> tuple[int, Headers, bytes]:
+        interaction = self._match(request)
+        body = b"" if interaction.response_body is None else interaction.response_body.to_bytes()
+        return interaction.status, Headers(interaction.response_headers), body
+
+    def send(self, request: TransportRequest) -> TransportResponse:
+        status, headers, body = self._reply(request)
+        return respond_buffered(request, status, headers, body, self.limits)
+
+    def stream_lines(self, request: TransportRequest) -> Any:
+        status, headers, body = self._reply(request)
+        return respond_streamed(request, status, headers, body, self.limits)
+
+
+# ------------------------------------------------------------------------------ recording
+
+
+def _classify(body: bytes | None, filters: CassetteFilters) -> Body | None:
+    if body is None or body == b"":
+        return None
+    try:
+        return Body("json", filters.apply_json(json.loads(body)))
+    except ValueError:
+        pass
+    try:
+        return Body("text", body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise CassetteError("binary bodies cannot be recorded in a YAML cassette") from None
+
+
+@dataclass
+class _RecordingStream:
+    inner: Any
+    chunks: list[bytes] = field(default_factory=list)
+    read_whole_body: bool = False
+
+    @property
+    def status(self) -> int:
+        return int(self.inner.status)
+
+    @property
+    def headers(self) -> Headers:
+        return self.inner.headers  # type: ignore[no-any-return]
+
+    @property
+    def request_id(self) -> str | None:
+        return self.inner.request_id  # type: ignore[no-any-return]
+
+    @property
+    def retry_after_s(self) -> float | None:
+        return self.inner.retry_after_s  # type: ignore[no-any-return]
+
+    @property
+    def date(self) -> Any:
+        return self.inner.date
+
+    def lines(self) -> Iterator[bytes]:
+        for line in self.inner.lines():
+            self.chunks.append(line + b"\n")
+            yield line
+
+    def read_body(self) -> bytes:
+        body: bytes = self.inner.read_body()
+        self.read_whole_body = True
+        self.chunks.append(body)
+        return body
+
+
+class RecordingTransport:
+    """Wrap a real transport and keep sanitized copies of each completed exchange.
+
+    An exchange is recorded when it completes without an exception (for streams: when the
+    ``with`` block exits normally; each consumed line is recorded with a ``\n`` terminator).
+
+    Request headers are never recorded.  Response headers are dropped unless named in
+    ``safe_response_headers``; naming a conventionally sensitive header there is refused.
+    """
+
+    def __init__(
+        self,
+        inner: Transport,
+        *,
+        filters: CassetteFilters | None = None,
+        safe_response_headers: Iterable[str] = (),
+    ) -> None:
+        safe = frozenset(name.lower() for name in safe_response_headers)
+        refused = sorted(name for name in safe if is_sensitive_header_name(name))
+        if refused:
+            raise CassetteFormatError(f"sensitive headers cannot be recorded: {refused}")
+        self.inner = inner
+        self.filters = filters or CassetteFilters()
+        self.safe_response_headers = safe
+        self.interactions: list[Interaction] = []
+
+    def _record(self, request: TransportRequest, status: int, headers: Headers, body: Body | None) -> None:
+        kept = tuple((k.lower(), v) for k, v in headers if k.lower() in self.safe_response_headers)
+        self.interactions.append(
+            Interaction(
+                method=request.method,
+                uri=self.filters.apply_url(request.url),
+                request_body=_classify(request.body, self.filters),
+                status=status,
+                response_headers=kept,
+                response_body=body,
+            )
+        )
+
+    def send(self, request: TransportRequest) -> TransportResponse:
+        response = self.inner.send(request)
+        self._record(request, response.status, response.headers, _classify(response.body, self.filters))
+        return response
+
+    @contextmanager
+    def _stream(self, request: TransportRequest) -> Iterator[_RecordingStream]:
+        with self.inner.stream_lines(request) as inner:
+            recorder = _RecordingStream(inner)
+            yield recorder
+        data = b"".join(recorder.chunks)
+        if recorder.read_whole_body:
+            body = _classify(data, self.filters)
+        else:  # SSE and other line streams stay text (a literal block in YAML)
+            body = Body("text", data.decode("utf-8")) if data else None
+        self._record(request, recorder.status, recorder.headers, body)
+
+    def stream_lines(self, request: TransportRequest) -> Any:
+        return self._stream(request)
+
+    def dump(self) -> str:
+        return dump_cassette(self.interactions)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.dump(), encoding="utf-8")
