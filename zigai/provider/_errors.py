@@ -281,7 +281,7 @@ def raise_provider_error(
                 body_truncated=truncated,
             )
         )
-    cls = error_class_for_status(status)
+    cls: Callable[..., ProviderRequestError] = error_class_for_status(status)
     summary = f"{provider_name or 'provider'} answered HTTP {status}"
     if code:
         summary += f" ({code})"
