@@ -1,0 +1,216 @@
+"""What both test models share: their errors, the permissive profile, usage estimates, streams.
+
+Invariants:
+
+* :func:`estimate_usage` is a pure function of the request and the produced parts, so
+  a buffered and a streamed call of the same test model report the same usage;
+* :func:`response_events` splits a finished response into start/delta/end events that a
+  :class:`~zigai.model.PartAccumulator` folds back into exactly the same parts;
+* both models check the run control (cancellation first, then the attempt's deadline and
+  the run's) before they answer and between stream events.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import fields, replace
+from typing import Any
+
+from zigai.control import RunTimedOut
+from zigai.errors import ModelError
+from zigai.messages import (
+    CachePoint,
+    FinishReason,
+    RequestMessage,
+    ResponseMessage,
+    ResponsePart,
+    TaggedText,
+    TextContent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from zigai.messages.json_value import canonical_json
+from zigai.model import (
+    ALL_CONTENT_KINDS,
+    MANAGED_TOOL_KINDS,
+    ModelProfile,
+    ModelRequest,
+    ModelStreamEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+    StreamedResponse,
+    TextPartDelta,
+    ThinkingPartDelta,
+    ToolCallPartDelta,
+)
+from zigai.settings import THINKING_LEVELS, ModelSettings
+from zigai.usage import RequestUsage
+
+__all__ = [
+    "MissingModelFunction",
+    "InvalidFunctionResponse",
+    "InvalidTestModelConfig",
+    "PERMISSIVE_PROFILE",
+    "MEDIA_ITEM_TOKENS",
+    "ARGS_CHUNK_CHARS",
+    "estimate_tokens",
+    "estimate_usage",
+    "finish_reason_for",
+    "response_events",
+]
+
+
+class MissingModelFunction(ModelError):
+    """A FunctionModel was asked for a mode (buffered or streamed) it has no function for."""
+
+
+class InvalidFunctionResponse(ModelError):
+    """A FunctionModel callable returned or yielded something that is not a model response."""
+
+
+class InvalidTestModelConfig(ModelError):
+    """TestModel options contradict each other or are not JSON."""
+
+
+PERMISSIVE_PROFILE = ModelProfile(
+    supports_tools=True,
+    supports_parallel_tool_calls=True,
+    supports_system_messages=True,
+    json_object_output=True,
+    json_schema_output=True,
+    supports_thinking=True,
+    provider_managed_tools=MANAGED_TOOL_KINDS,
+    content_kinds=ALL_CONTENT_KINDS,
+    reasoning_efforts=frozenset(THINKING_LEVELS),
+    service_tiers=frozenset({"auto", "default", "flex", "priority", "scale", "standard"}),
+    settings=frozenset(f.name for f in fields(ModelSettings)),
+)
+"""The default profile of both test models: every capability and every portable setting."""
+
+MEDIA_ITEM_TOKENS = 64
+"""Estimated input tokens of one non-text user content item (image, audio, document ...)."""
+
+ARGS_CHUNK_CHARS = 16
+"""Streamed tool-call argument text arrives in chunks of at most this many characters."""
+
+
+def estimate_tokens(text: str) -> int:
+    """``ceil(utf8_bytes / 4)``: the usual four-bytes-per-token rule of thumb."""
+    return (len(text.encode("utf-8")) + 3) // 4
+
+
+def _content_tokens(content: Any) -> int:
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return estimate_tokens(content)
+    if isinstance(content, tuple) and content and all(hasattr(i, "kind") for i in content):
+        total = 0
+        for item in content:
+            if isinstance(item, (TextContent, TaggedText)):
+                total += estimate_tokens(item.text)
+            elif not isinstance(item, CachePoint):
+                total += MEDIA_ITEM_TOKENS
+        return total
+    return estimate_tokens(canonical_json(content))
+
+
+def _part_tokens(part: Any) -> int:
+    total = 0
+    for name in ("content", "transcript", "args"):
+        total += _content_tokens(getattr(part, name, None))
+    if isinstance(part, ToolCallPart):
+        total += estimate_tokens(part.tool_name)
+    if getattr(part, "audio", None) is not None:
+        total += MEDIA_ITEM_TOKENS
+    return total
+
+
+def estimate_usage(request: ModelRequest, parts: Sequence[ResponsePart]) -> RequestUsage:
+    """Deterministic usage of one test-model call.
+
+    ``input_tokens`` sums :func:`estimate_tokens` over the request's instructions, each
+    message's ``instructions`` and every part's text fields (``content``, ``transcript``,
+    ``args``, a tool call's name; non-text JSON content as canonical JSON) in every
+    message, plus :data:`MEDIA_ITEM_TOKENS` per non-text user content item or audio.
+    ``output_tokens`` sums the same part measure over the produced ``parts``.
+    """
+    inputs = sum(estimate_tokens(text) for text in request.instructions)
+    for message in request.messages:
+        if isinstance(message, RequestMessage) and message.instructions:
+            inputs += estimate_tokens(message.instructions)
+        inputs += sum(_part_tokens(part) for part in message.parts)
+    outputs = sum(_part_tokens(part) for part in parts)
+    return RequestUsage(input_tokens=inputs, output_tokens=outputs)
+
+
+def finish_reason_for(parts: Sequence[ResponsePart]) -> FinishReason:
+    """``tool_call`` when the response calls a function tool, otherwise ``stop``."""
+    if any(isinstance(part, ToolCallPart) for part in parts):
+        return FinishReason.tool_call
+    return FinishReason.stop
+
+
+def check_time(request: ModelRequest) -> None:
+    """Raise Cancelled / RunTimedOut when the call must not go on."""
+    request.control.check()
+    if request.deadline is not None and time.monotonic() >= request.deadline:
+        raise RunTimedOut("model request deadline exceeded")
+
+
+_WORD = re.compile(r"\s*\S+\s*|\s+")
+
+
+def split_words(text: str) -> list[str]:
+    """Word-sized chunks (surrounding whitespace kept) whose concatenation is ``text``."""
+    return _WORD.findall(text)
+
+
+def split_args(args: str) -> list[str]:
+    return [args[i:i + ARGS_CHUNK_CHARS] for i in range(0, len(args), ARGS_CHUNK_CHARS)]
+
+
+def response_events(response: ResponseMessage) -> Iterator[ModelStreamEvent]:
+    """Replay a finished response as part events: text in words, tool args in chunks."""
+    for index, part in enumerate(response.parts):
+        if isinstance(part, TextPart):
+            yield PartStartEvent(index, replace(part, content=""))
+            for word in split_words(part.content):
+                yield PartDeltaEvent(index, TextPartDelta(word))
+        elif isinstance(part, ThinkingPart):
+            yield PartStartEvent(index, replace(part, content="", signature=None))
+            for word in split_words(part.content):
+                yield PartDeltaEvent(index, ThinkingPartDelta(word))
+            if part.signature:
+                yield PartDeltaEvent(index, ThinkingPartDelta("", signature_delta=part.signature))
+        elif isinstance(part, ToolCallPart):
+            yield PartStartEvent(index, replace(part, args=""))
+            for chunk in split_args(part.args):
+                yield PartDeltaEvent(index, ToolCallPartDelta(args_delta=chunk))
+        else:
+            yield PartStartEvent(index, part)
+        yield PartEndEvent(index, part)
+
+
+class ScriptedStream(StreamedResponse):
+    """A StreamedResponse fed by a generator; checks the run control before every event.
+
+    ``source(stream)`` yields the events and sets ``usage``/``finish_reason`` on the
+    stream once it knows them (at the latest after its last event).
+    """
+
+    def __init__(self, request: ModelRequest,
+                 source: Callable[[ScriptedStream], Iterator[ModelStreamEvent]], *,
+                 model_name: str, provider_name: str) -> None:
+        super().__init__(model_name=model_name, provider_name=provider_name)
+        self._request = request
+        self._source = source
+
+    def _events(self) -> Iterator[ModelStreamEvent]:
+        for event in self._source(self):
+            check_time(self._request)
+            yield event
