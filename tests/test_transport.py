@@ -347,19 +347,23 @@ def test_gzip_stream_line_limit_counts_decompressed_bytes(
             list(stream.lines())
 
 
-def test_stopping_a_stream_early_releases_the_connection(
-    server: _Server, transport: HttpTransport
-) -> None:
-    body = b"".join(b"line %d\n" % i for i in range(50))
+def test_stopping_a_stream_early_releases_the_connection(server: _Server) -> None:
+    body = b"".join(b"line %d\n" % i for i in range(30_000))  # several read pieces
     url = serve(server, "/many", 200, body)
-    with transport.stream_lines(get(url)) as stream:
-        first = next(iter(stream.lines()))
-    assert first == b"line 0"
-    # the abandoned connection is closed, not pooled with unread bytes: the next call is clean
-    assert transport.send(get(url)).body == body
-    with transport.stream_lines(get(url)) as stream:
-        assert len(list(stream.lines())) == 50
-    assert transport.send(get(url)).body == body
+    big = Limits(max_response_body_bytes=len(body), max_stream_line_bytes=LINE_LIMIT)
+    with HttpTransport(url_policy=LOCAL, limits=big) as transport:
+        assert transport.send(get(url)).body == body
+        assert transport.send(get(url)).body == body
+        assert server.connections == 1  # fully read responses keep the connection pooled
+        with transport.stream_lines(get(url)) as stream:
+            first = next(iter(stream.lines()))
+        assert first == b"line 0"
+        # the abandoned connection is closed, not pooled with unread bytes: the next call is clean
+        assert transport.send(get(url)).body == body
+        assert server.connections == 2
+        with transport.stream_lines(get(url)) as stream:
+            assert len(list(stream.lines())) == 30_000
+        assert transport.send(get(url)).body == body
 
 
 def test_non_2xx_stream_is_readable_as_a_bounded_body(

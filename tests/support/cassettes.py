@@ -422,15 +422,15 @@ class _RecordingStream:
 
     @property
     def headers(self) -> Headers:
-        return self.inner.headers  # type: ignore[no-any-return]
+        return self.inner.headers
 
     @property
     def request_id(self) -> str | None:
-        return self.inner.request_id  # type: ignore[no-any-return]
+        return self.inner.request_id
 
     @property
     def retry_after_s(self) -> float | None:
-        return self.inner.retry_after_s  # type: ignore[no-any-return]
+        return self.inner.retry_after_s
 
     @property
     def date(self) -> Any:
