@@ -45,7 +45,13 @@ The tree (bases here, named leaves in their modules)::
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
-    ├── ToolError                 zigai.tool          InvalidToolArguments, ToolDefinitionError, ...
+    ├── ModelRetry                zigai.tool          control flow: a tool asks the model to retry
+    ├── ToolError                 zigai.tool          InvalidToolArguments, ToolTimedOut,
+    │                                                 ToolDefinitionError, ToolRetriesExceeded,
+    │                                                 ToolResultTooLarge, ToolQueueOverflow,
+    │                                                 ToolFollowUpOverflow, InvalidFollowUpMessage,
+    │                                                 DuplicateToolName, DependencyTypeMismatch
+    │                             zigai.reflect       DecodeError, EncodeError
     ├── AgentError                zigai.agent         RunTimedOut, Cancelled, UsageLimitExceeded, ...
     ├── McpError                  zigai.mcp
     ├── EvalsError                zigai.evals

@@ -1,0 +1,141 @@
+"""Shared type introspection for schema generation and decoding (private).
+
+Normalizes a Python annotation into a small set of shapes so that the schema
+generator and the decoder agree on what every supported annotation means.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import functools
+import types
+import typing
+from typing import Any, Literal, NamedTuple, Union
+
+__all__ = ["Shape", "shape_of", "object_fields", "FieldInfo", "description_of", "is_object_type"]
+
+NoneType = type(None)
+
+_SEQUENCE_ORIGINS = (
+    list,
+    collections.abc.Sequence,
+    collections.abc.MutableSequence,
+    collections.abc.Iterable,
+    collections.abc.Collection,
+)
+_MAPPING_ORIGINS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+
+class Shape(NamedTuple):
+    """``kind`` is one of: any, null, bool, int, float, str, literal, enum, union,
+    list, tuple_var, tuple_fixed, dict, dataclass, typeddict.  ``args`` depends on kind."""
+
+    kind: str
+    args: tuple[Any, ...] = ()
+    description: str | None = None
+
+
+class FieldInfo(NamedTuple):
+    name: str
+    annotation: Any
+    required: bool
+
+
+def description_of(metadata: tuple[Any, ...]) -> str | None:
+    """The first string in ``Annotated`` metadata, used as a schema description."""
+    for item in metadata:
+        if isinstance(item, str):
+            return item
+    return None
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__required_keys__")
+
+
+def is_object_type(tp: Any) -> bool:
+    """True for dataclass types and TypedDicts (the 'one argument object' shapes)."""
+    tp = strip_annotated(tp)
+    return (isinstance(tp, type) and dataclasses.is_dataclass(tp)) or _is_typeddict(tp)
+
+
+def strip_annotated(tp: Any) -> Any:
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = tp.__origin__
+    return tp
+
+
+def shape_of(tp: Any) -> Shape:
+    """Classify ``tp``; raise TypeError (with a readable reason) for unsupported annotations."""
+    description = None
+    if typing.get_origin(tp) is typing.Annotated:
+        description = description_of(tp.__metadata__)
+        inner = shape_of(tp.__origin__)
+        return inner._replace(description=description or inner.description)
+    if typing.get_origin(tp) in (typing.Required, typing.NotRequired):
+        return shape_of(typing.get_args(tp)[0])
+    if tp is Any or tp is object:
+        return Shape("any")
+    if tp is None or tp is NoneType:
+        return Shape("null")
+    if tp is bool:
+        return Shape("bool")
+    if tp is int:
+        return Shape("int")
+    if tp is float:
+        return Shape("float")
+    if tp is str:
+        return Shape("str")
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        values = tuple(member.value for member in tp)
+        for value in values:
+            if value is not None and not isinstance(value, (str, int, float, bool)):
+                raise TypeError(f"enum {tp.__qualname__} has a non-JSON value {value!r}")
+        return Shape("enum", (tp,))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return Shape("dataclass", (tp,))
+    if _is_typeddict(tp):
+        return Shape("typeddict", (tp,))
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is Literal:
+        for value in args:
+            if value is not None and not isinstance(value, (str, int, bool)):
+                raise TypeError(f"Literal value {value!r} is not a JSON scalar")
+        return Shape("literal", args)
+    if origin is Union or origin is types.UnionType:
+        return Shape("union", args)
+    if tp in (list, tuple, dict) or tp in _SEQUENCE_ORIGINS or tp in _MAPPING_ORIGINS:
+        raise TypeError(f"bare {getattr(tp, '__name__', tp)} needs item types (e.g. list[str])")
+    if origin in _SEQUENCE_ORIGINS:
+        return Shape("list", (args[0] if args else Any, origin))
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            return Shape("tuple_var", (args[0],))
+        if args == ((),):
+            return Shape("tuple_fixed", ())
+        return Shape("tuple_fixed", args)
+    if origin in _MAPPING_ORIGINS:
+        key, value = args if args else (str, Any)
+        if strip_annotated(key) is not str:
+            raise TypeError(f"mapping keys must be str, got {key!r}")
+        return Shape("dict", (value,))
+    raise TypeError(f"unsupported type {tp!r}")
+
+
+@functools.lru_cache(maxsize=512)
+def object_fields(tp: type) -> tuple[FieldInfo, ...]:
+    """The JSON object members of a dataclass (init fields) or TypedDict, in declaration order."""
+    hints = typing.get_type_hints(tp, include_extras=True)
+    if dataclasses.is_dataclass(tp):
+        found = []
+        for f in dataclasses.fields(tp):
+            if not f.init:
+                continue
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            found.append(FieldInfo(f.name, hints.get(f.name, Any), required))
+        return tuple(found)
+    required_keys: frozenset[str] = getattr(tp, "__required_keys__", frozenset())
+    return tuple(FieldInfo(name, hint, name in required_keys) for name, hint in hints.items())
