@@ -563,6 +563,11 @@ def test_configured_is_a_provider_with_profile_lookup() -> None:
     assert p.provider() is p
 
 
+def test_transport_must_be_a_transport() -> None:
+    with pytest.raises(InvalidProviderConfiguration):
+        Configured("openai", ROOT, object(), credential=SECRET)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("name", ["", "OpenAI", "a b", "x" * 65])
 def test_provider_name_is_a_stable_identifier(name: str) -> None:
     with pytest.raises(InvalidProviderConfiguration):

@@ -262,6 +262,9 @@ class Configured:
             or request_timeout_ms <= 0
         ):
             raise InvalidProviderConfiguration("request_timeout_ms must be a positive int")
+        if not (callable(getattr(transport, "send", None))
+                and callable(getattr(transport, "stream_lines", None))):
+            raise InvalidProviderConfiguration("transport must implement send and stream_lines")
         if profile_lookup is not None and not callable(profile_lookup):
             raise InvalidProviderConfiguration("profile_lookup must be callable")
         configured = tuple(headers)
