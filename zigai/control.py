@@ -90,7 +90,9 @@ class RunControl:
     ) -> RunControl:
         """A fresh control whose deadline is the tightest of the given timeouts."""
         now = time.monotonic()
-        candidates = [deadline_after_ms(t, now=now) for t in timeouts_ms if t is not None]
+        candidates = [now + t / 1000.0 for t in timeouts_ms if t is not None]
+        if any(t is not None and t < 0 for t in timeouts_ms):
+            raise ValueError("timeouts must be >= 0")
         deadline = min(candidates) if candidates else None
         return cls(deadline=deadline, token=token if token is not None else CancellationToken())
 
