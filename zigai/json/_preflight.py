@@ -22,11 +22,13 @@ the document is retained after the call.
 5. Structure: everything except ``"[]{},`` is deleted.  When the count of
    openers is at most ``max_depth`` and the count of commas is below
    ``max_items`` nothing more is needed.  Otherwise strings are removed from
-   that small skeleton and leaf containers (``[`` commas ``]``) are peeled off
-   one level per ``re.sub`` round: the rounds count the depth exactly, and
-   because a container becomes a leaf only after all its children are gone,
-   its commas form one contiguous run at that moment, so a run of
-   ``max_items`` commas means one collection has more than ``max_items``.
+   that small skeleton (braces count as brackets).  The depth is the maximum running sum of
+   +1/-1 per bracket (``itertools.accumulate`` over a signed byte array, a C
+   loop).  For items, leaf containers (``[`` commas ``]``) are peeled off one
+   level per ``re.sub`` round: a container becomes a leaf only after all its
+   children are gone, so its commas form one contiguous run at that moment,
+   and a run of ``max_items`` commas means one collection has more than
+   ``max_items``.
 
 The preflight proves limits only for well-formed documents; syntax is then
 checked by the stdlib decoder.  For a document that is both malformed and
@@ -38,6 +40,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from array import array
+from itertools import accumulate
 
 from zigai.json._errors import (
     DocumentTooLarge,
@@ -53,6 +57,7 @@ __all__ = ["preflight"]
 _STRUCTURAL = b'"[]{},'
 _DELETE_NON_STRUCTURAL = bytes(range(256)).translate(None, _STRUCTURAL)
 _BRACES_AS_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_BRACKETS_AS_STEPS = bytes.maketrans(b"[]", b"\x01\xff")
 _NUMBER_BYTES = b"0123456789+-.eE"
 _NUMBERS_AS_ZEROS = bytes(
     ord("0") if byte in _NUMBER_BYTES else ord(" ") for byte in range(256)
@@ -63,6 +68,7 @@ _LEAF = re.compile(rb"\[,*\]")
 _COMMAS = re.compile(rb",*")
 _ZEROS = re.compile(rb"0*")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_PAIR = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}")
 
 
 @functools.lru_cache(maxsize=32)
@@ -141,22 +147,13 @@ def _neutralise_escapes(raw: bytes) -> bytes:
 
 
 def _check_surrogate_escapes(neutral: bytes) -> None:
-    low_expected_at = -1
-    for match in _SURROGATE_ESCAPE.finditer(neutral):
-        start = match.start()
-        unit = int(neutral[start + 2 : start + 6], 16)
-        if unit >= 0xDC00:
-            if start != low_expected_at:
-                raise MalformedJson(f"unpaired low surrogate escape at byte {start}", offset=start)
-            low_expected_at = -1
-        else:
-            if low_expected_at != -1:
-                at = low_expected_at - 6
-                raise MalformedJson(f"unpaired high surrogate escape at byte {at}", offset=at)
-            low_expected_at = start + 6
-    if low_expected_at != -1:
-        at = low_expected_at - 6
-        raise MalformedJson(f"unpaired high surrogate escape at byte {at}", offset=at)
+    if _SURROGATE_ESCAPE.search(neutral) is None:
+        return
+    # Blank out well-formed pairs (same length, so offsets hold); any escape left is unpaired.
+    lone = _SURROGATE_ESCAPE.search(_SURROGATE_PAIR.sub(b"_" * 12, neutral))
+    if lone is not None:
+        at = lone.start()
+        raise MalformedJson(f"unpaired UTF-16 surrogate escape at byte {at}", offset=at)
 
 
 def _check_strings(raw: bytes, neutral: bytes, limit: int) -> None:
@@ -224,27 +221,33 @@ def _check_structure(neutral: bytes, max_depth: int, max_items: int) -> None:
     skeleton = skeleton.translate(_BRACES_AS_BRACKETS)
     if not _structure_may_exceed(skeleton, max_depth, max_items):
         return
-    too_many = b"," * max_items
-    check_items = skeleton.count(b",") >= max_items
-    depth = 0
-    while skeleton:
-        if check_items:
-            start = skeleton.find(too_many)
-            if start >= 0:
-                items = _match_end(_COMMAS, skeleton, start) - start + 1
-                raise TooManyItems(
-                    f"a JSON collection has {items} items; the limit is {max_items}",
-                    limit=max_items,
-                    observed=items,
-                )
-        peeled = _LEAF.sub(b"", skeleton)
-        if len(peeled) == len(skeleton):
-            return  # unbalanced brackets: the syntax check reports it
-        depth += 1
+    openers = skeleton.count(b"[")
+    if openers > max_depth:
+        # Depth is the largest running sum of +1 per "[" and -1 per "]"; a
+        # signed byte array makes accumulate() and max() run as C loops.
+        steps = array("b", skeleton.translate(_BRACKETS_AS_STEPS, b","))
+        depth = max(accumulate(steps), default=0)
         if depth > max_depth:
             raise NestingTooDeep(
-                f"JSON nesting is deeper than the limit of {max_depth}", limit=max_depth
+                f"JSON nesting depth is {depth}; the limit is {max_depth}",
+                limit=max_depth,
+                observed=depth,
             )
+    if skeleton.count(b",") < max_items:
+        return
+    too_many = b"," * max_items
+    while skeleton:
+        start = skeleton.find(too_many)
+        if start >= 0:
+            items = _match_end(_COMMAS, skeleton, start) - start + 1
+            raise TooManyItems(
+                f"a JSON collection has {items} items; the limit is {max_items}",
+                limit=max_items,
+                observed=items,
+            )
+        peeled = _LEAF.sub(b"", skeleton)  # at most max_depth rounds: depth is within limit
+        if len(peeled) == len(skeleton):
+            return  # unbalanced brackets: the syntax check reports it
         skeleton = peeled
 
 
