@@ -138,4 +138,15 @@ def object_fields(tp: type) -> tuple[FieldInfo, ...]:
             found.append(FieldInfo(f.name, hints.get(f.name, Any), required))
         return tuple(found)
     required_keys: frozenset[str] = getattr(tp, "__required_keys__", frozenset())
-    return tuple(FieldInfo(name, hint, name in required_keys) for name, hint in hints.items())
+    found = []
+    for name, hint in hints.items():
+        # With postponed annotations the class cannot see Required/NotRequired; the hint can.
+        marker = typing.get_origin(hint)
+        if marker is typing.NotRequired:
+            required = False
+        elif marker is typing.Required:
+            required = True
+        else:
+            required = name in required_keys
+        found.append(FieldInfo(name, hint, required))
+    return tuple(found)
