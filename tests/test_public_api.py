@@ -12,10 +12,16 @@ EXPECTED_ROOT = {
     "AgentError",
     "HistoryError",
     "JsonError",
+    "JsonSchemaError",
     "ProviderError",
     "ProviderRequestError",
     "TransportError",
     "ZigAIError",
+    "messages", "history", "json", "json_schema", "usage", "settings", "model", "security",
+    "transport", "provider", "retry",
+    "Message", "RequestMessage", "ResponseMessage", "RequestUsage", "RunUsage", "ModelSettings",
+    "ProviderExtraBody", "ModelProfile", "UrlPolicy", "RetryPolicy", "CancellationToken",
+    "RunTimedOut", "Cancelled",
 }
 
 

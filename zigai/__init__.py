@@ -18,6 +18,7 @@ from zigai.errors import (
     AgentError,
     HistoryError,
     JsonError,
+    JsonSchemaError,
     ProviderError,
     ProviderRequestError,
     TransportError,
@@ -27,13 +28,41 @@ from zigai.errors import (
 __version__ = "0.1.0"
 
 # short name -> (module, attribute); attribute None means the module itself.
-_LAZY: dict[str, tuple[str, str | None]] = {}
+_LAZY: dict[str, tuple[str, str | None]] = {
+    # subsystem modules
+    "messages": ("zigai.messages", None),
+    "history": ("zigai.history", None),
+    "json": ("zigai.json", None),
+    "json_schema": ("zigai.json_schema", None),
+    "usage": ("zigai.usage", None),
+    "settings": ("zigai.settings", None),
+    "model": ("zigai.model", None),
+    "security": ("zigai.security", None),
+    "transport": ("zigai.transport", None),
+    "provider": ("zigai.provider", None),
+    "retry": ("zigai.retry", None),
+    # short names
+    "Message": ("zigai.messages", "Message"),
+    "RequestMessage": ("zigai.messages", "RequestMessage"),
+    "ResponseMessage": ("zigai.messages", "ResponseMessage"),
+    "RequestUsage": ("zigai.usage", "RequestUsage"),
+    "RunUsage": ("zigai.usage", "RunUsage"),
+    "ModelSettings": ("zigai.settings", "ModelSettings"),
+    "ProviderExtraBody": ("zigai.settings", "ProviderExtraBody"),
+    "ModelProfile": ("zigai.model", "ModelProfile"),
+    "UrlPolicy": ("zigai.security", "UrlPolicy"),
+    "RetryPolicy": ("zigai.retry", "RetryPolicy"),
+    "CancellationToken": ("zigai.control", "CancellationToken"),
+    "RunTimedOut": ("zigai.control", "RunTimedOut"),
+    "Cancelled": ("zigai.control", "Cancelled"),
+}
 
 __all__ = [
     "__version__",
     "AgentError",
     "HistoryError",
     "JsonError",
+    "JsonSchemaError",
     "ProviderError",
     "ProviderRequestError",
     "TransportError",
