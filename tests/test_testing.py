@@ -39,6 +39,7 @@ from zigai.model import (
     PartEndEvent,
     PartStartEvent,
     TextPartDelta,
+    ThinkingPartDelta,
     ToolCallPartDelta,
     ToolDefinition,
     UnsupportedModelFeature,
@@ -61,6 +62,7 @@ from zigai.testing import (
     estimate_tokens,
     estimate_usage,
     generate_from_schema,
+    response_events,
 )
 from zigai.usage import RequestUsage
 
@@ -128,6 +130,26 @@ SCHEMAS: list[Any] = [
      "$ref": "#/$defs/node"},
     {"type": "object", "properties": {"next": {"anyOf": [{"$ref": "#"}, {"type": "null"}]}},
      "required": ["next"]},
+    {"allOf": [
+        {"type": ["object", "null"], "required": ["a"], "minProperties": 1,
+         "properties": {"a": {"type": "integer", "minimum": 0},
+                        "t": {"type": "array", "prefixItems": [{"type": "integer"}],
+                              "items": {"type": "integer"}, "maxItems": 4}},
+         "dependentRequired": {"a": ["b"]},
+         "additionalProperties": {"type": ["integer", "string", "array"]},
+         "anyOf": [{"required": ["a"]}], "if": {"required": ["a"]}, "then": {"required": ["b"]}},
+        {"type": "object", "required": ["t"], "maxProperties": 6, "$ref": "#/$defs/base",
+         "properties": {"a": {"maximum": 10, "multipleOf": 3},
+                        "t": {"prefixItems": [{"minimum": 5}, {"type": "integer"}],
+                              "uniqueItems": True, "minItems": 2, "items": {"maximum": 100}}},
+         "dependentRequired": {"a": ["c"], "t": ["b"]},
+         "additionalProperties": {"type": "integer"},
+         "anyOf": [{"required": ["t"]}], "if": {"required": ["t"]}, "then": {"required": ["c"]}},
+    ], "$defs": {"base": {"type": "object", "not": {"required": ["zz"]}}}},
+    {"allOf": [{"enum": [1, 2, 3]}, {"enum": [3.0, 2]}, {"const": 2}]},
+    {"allOf": [{"type": "number", "multipleOf": 0.5}, {"multipleOf": 0.75, "maximum": 2}]},
+    {"allOf": [{"type": "array", "contains": {"type": "integer"}},
+               {"contains": {"minimum": 3}, "items": {"type": "integer"}}]},
     WEATHER,
     ANSWER,
 ]
@@ -170,6 +192,28 @@ def test_bounds_at_the_limit_pass_and_one_past_fails() -> None:
     with pytest.raises(SchemaGenerationFailed):
         generate_from_schema({"type": "array", "items": {"enum": [1, 2]}, "minItems": 3,
                               "uniqueItems": True}, max_attempts=3)
+
+
+@pytest.mark.parametrize("schema", [
+    {"allOf": [{"type": "string"}, {"type": "integer"}]},
+    {"allOf": [{"enum": [1]}, {"enum": [2]}]},
+    {"allOf": [{"const": 1}, {"const": True}]},
+    {"type": "object", "required": ["a"], "properties": {"a": False}},
+    {"$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}},
+                     "required": ["c"]}}, "$ref": "#/$defs/n"},
+    {"type": "object", "additionalProperties": False, "minProperties": 1},
+    {"type": "array", "items": False, "minItems": 1},
+])
+def test_contradictory_schemas_fail_by_name(schema: Any) -> None:
+    with pytest.raises(SchemaGenerationFailed):
+        generate_from_schema(schema, max_attempts=4)
+
+
+def test_generator_arguments_are_checked() -> None:
+    with pytest.raises(TypeError):
+        generate_from_schema({}, seed=True)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        generate_from_schema({}, max_attempts=0)
 
 
 def test_schemas_outside_the_dialect_are_refused_by_name() -> None:
@@ -604,6 +648,26 @@ def test_text_streams_in_words_and_arguments_in_chunks() -> None:
     chunks = [e.delta.args_delta for e in events if isinstance(e, PartDeltaEvent)]
     assert chunks == ['{"city":"mrqx","', 'days":2}']
     assert all(0 < len(c) <= ARGS_CHUNK_CHARS for c in chunks)
+
+
+def test_response_events_replay_every_part_kind() -> None:
+    response = ResponseMessage(parts=(
+        ThinkingPart("step one", signature="sig-1"), *all_response_parts(),
+    ))
+    events = list(response_events(response))
+    accumulator = PartAccumulator()
+    deltas_only = PartAccumulator()
+    for event in events:
+        accumulator.apply(event)
+        if not isinstance(event, PartEndEvent):
+            deltas_only.apply(event)
+    assert accumulator.parts() == response.parts == deltas_only.parts()
+    assert events[:4] == [
+        PartStartEvent(0, ThinkingPart("")),
+        PartDeltaEvent(0, ThinkingPartDelta("step ")),
+        PartDeltaEvent(0, ThinkingPartDelta("one")),
+        PartDeltaEvent(0, ThinkingPartDelta("", signature_delta="sig-1")),
+    ]
 
 
 def test_streamed_usage_and_finish_reason_match_the_buffered_call() -> None:

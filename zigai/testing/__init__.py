@@ -8,6 +8,8 @@
   / :class:`DeltaThinking` items that become part events with stable indexes).
 * :func:`generate_from_schema` — the schema-valid value generator TestModel uses.
 * :func:`estimate_usage` — the documented, deterministic token estimate both models report.
+* :func:`response_events` — replays a finished ResponseMessage as part events (text in
+  words, tool arguments in chunks); handy for custom streaming doubles.
 
 Both models implement :class:`zigai.model.Model`, accept every capability by default
 (:data:`PERMISSIVE_PROFILE`; pass ``profile=`` to test capability gating), honour the
@@ -26,6 +28,7 @@ from zigai.testing._common import (
     MissingModelFunction,
     estimate_tokens,
     estimate_usage,
+    response_events,
 )
 from zigai.testing._function_model import (
     AgentInfo,
@@ -55,6 +58,7 @@ __all__ = [
     "generate_from_schema",
     "estimate_usage",
     "estimate_tokens",
+    "response_events",
     "PERMISSIVE_PROFILE",
     "NO_TOOL_CALLS_TEXT",
     "MEDIA_ITEM_TOKENS",

@@ -350,12 +350,6 @@ class _Builder:
             if "$ref" in flat:
                 target = self._resolve(flat.pop("$ref"))
                 flat = _merge(flat, target)
-            elif "allOf" in flat:
-                members = flat.pop("allOf")
-                for member in members:
-                    flat = _merge(flat, member)
-                    if flat is False:
-                        raise _Unsatisfiable
             elif "anyOf" in flat or "oneOf" in flat:
                 key = "anyOf" if "anyOf" in flat else "oneOf"
                 flat = _merge(flat, self._pick(flat.pop(key), _is_nullish))
@@ -366,6 +360,12 @@ class _Builder:
                 paths = [_merge(condition, then) if condition is not False else False, otherwise]
                 paths = [p for p in paths if p is not False]
                 flat = _merge(flat, self._pick(paths, lambda _p: False))
+            elif "allOf" in flat:  # last: members that clash with a pending choice wait for it
+                members = flat.pop("allOf")
+                for member in members:
+                    flat = _merge(flat, member)
+                    if flat is False:
+                        raise _Unsatisfiable
             else:
                 flat.pop("then", None)
                 flat.pop("else", None)
