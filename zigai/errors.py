@@ -52,7 +52,14 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ToolFollowUpOverflow, InvalidFollowUpMessage,
     │                                                 DuplicateToolName, DependencyTypeMismatch
     │                             zigai.reflect       DecodeError, EncodeError
-    ├── AgentError                zigai.agent         RunTimedOut, Cancelled, UsageLimitExceeded, ...
+    ├── AgentError                zigai.control       RunTimedOut, Cancelled
+    │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded),
+    │                                                 UnexpectedModelBehavior (ResponseTruncated,
+    │                                                 ContentFiltered, IncompleteToolCall,
+    │                                                 EmptyModelResponse), OutputRetriesExceeded,
+    │                                                 PauseRequired, ResultClosed,
+    │                                                 InvalidAgentConfiguration
+    │                             zigai.output        InvalidOutputSpec
     ├── McpError                  zigai.mcp
     ├── EvalsError                zigai.evals
     └── CliError                  zigai.cli

@@ -1,0 +1,237 @@
+"""One tool step of the agent loop: output calls, ordinary calls, end strategy, history.
+
+:func:`check_pause` runs before anything of a response executes: a call of a
+tool whose execution is ``requires_approval`` or ``external`` raises
+``PauseRequired`` (``Agent.run`` never discards a pause).
+
+:func:`execute_tool_step` then handles every ``ToolCallPart`` of the response:
+
+* output-tool calls are validated, unwrapped and accepted (output function,
+  validators, typed decoding) in emission order — ``early`` and ``graceful``
+  stop at the first success, ``exhaustive`` evaluates all and keeps the first;
+* ordinary calls run through the run's bounded scheduler — all of them
+  (``exhaustive``, or when no output succeeded), none (``early`` after a
+  success) or only those emitted before the accepted output call
+  (``graceful``); the others are closed as skipped without running;
+* invalid arguments, ``ModelRetry``, timeouts and limit rejections become
+  retry prompts counted per tool (``Tool.max_retries`` or
+  ``Agent.max_tool_retries``), separately from the output retry budget;
+* one request with every return / retry part in call order is appended, then
+  the follow-up requests in call order.
+
+Returns True when an output was accepted (the run finalizes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zigai.agent.errors import PauseRequired
+from zigai.messages import (
+    RequestMessage,
+    ResponseMessage,
+    RetryPromptPart,
+    ToolCallPart,
+    ToolOutcome,
+    ToolReturnPart,
+)
+from zigai.output import EndStrategy, OutputRejected
+from zigai.tool import (
+    InvalidToolArguments,
+    ScheduledCall,
+    ToolExecution,
+    ToolRetriesExceeded,
+    ToolRunContext,
+)
+
+if TYPE_CHECKING:
+    from zigai.agent.run import AgentRun
+
+__all__ = ["check_pause", "execute_tool_step", "FINAL_RESULT_TEXT", "SKIPPED_TEXT", "UNUSED_OUTPUT_TEXT"]
+
+FINAL_RESULT_TEXT = "Final result processed."
+SKIPPED_TEXT = "Tool not executed: a final result was already processed."
+UNUSED_OUTPUT_TEXT = "Output tool not used: a final result was already processed."
+
+
+def check_pause(run: AgentRun, response: ResponseMessage) -> None:
+    """Raise PauseRequired when a call needs approval or external execution."""
+    waiting: list[ToolCallPart] = []
+    for part in response.parts:
+        if isinstance(part, ToolCallPart):
+            tool = run.step_tools.get(part.tool_name)
+            if tool is not None and tool.execution is not ToolExecution.immediate:
+                waiting.append(part)
+    if waiting:
+        names = tuple(p.tool_name for p in waiting)
+        raise PauseRequired(
+            f"the model called {', '.join(sorted(set(names)))}, which must pause for approval or "
+            "external execution; Agent.run cannot discard that pause — use run_until_pause",
+            tool_names=names,
+            tool_call_ids=tuple(p.tool_call_id for p in waiting),
+        )
+
+
+def _count_tool_retry(run: AgentRun, name: str, max_retries: int, message: str) -> None:
+    count = run.tool_retries.get(name, 0) + 1
+    run.tool_retries[name] = count
+    if count > max_retries:
+        raise ToolRetriesExceeded(
+            f"tool {name!r} failed more than its max_retries={max_retries}: {message}",
+            tool_name=name, max_retries=max_retries,
+        )
+
+
+def _evaluate_outputs(
+    run: AgentRun, output_calls: list[tuple[int, ToolCallPart]], parts: dict[int, Any]
+) -> int | None:
+    """Accept output calls per the end strategy; fill ``parts``; return the accepted index."""
+    prepared = run.output
+    exhaustive = run.agent.end_strategy is EndStrategy.exhaustive
+    accepted: int | None = None
+    last_rejection: OutputRejected | None = None
+    for index, call in output_calls:
+        if accepted is not None and not exhaustive:
+            parts[index] = ToolReturnPart(
+                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.interrupted
+            )
+            continue
+        choice = prepared.choice_for_tool(call.tool_name)
+        assert choice is not None
+        try:
+            candidate = prepared.check_tool_args(choice, call.args)
+            output, json_value = _accept(run, candidate, call)
+        except OutputRejected as rejection:
+            last_rejection = rejection
+            parts[index] = RetryPromptPart(
+                rejection.message, tool_name=call.tool_name, tool_call_id=call.tool_call_id
+            )
+            continue
+        if accepted is None:
+            accepted = index
+            run.final_output = output
+            run.final_json = json_value
+            run.final_name = choice.choice.name
+            parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, FINAL_RESULT_TEXT)
+        else:
+            parts[index] = ToolReturnPart(
+                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.interrupted
+            )
+    if accepted is None and last_rejection is not None:
+        run.reject_output(last_rejection)
+    return accepted
+
+
+def _accept(run: AgentRun, candidate: Any, call: ToolCallPart) -> tuple[Any, Any]:
+    from zigai.agent._accept import accept_candidate
+
+    ctx = run.output_context(call.tool_name, call.tool_call_id)
+    return accept_candidate(
+        run.output, candidate, ctx, run.agent.output_validators, run.control, run.decoder
+    )
+
+
+def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
+    """Handle every tool call of ``response``; return True when an output was accepted."""
+    calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    output_names = run.output.tool_names
+    output_calls: list[tuple[int, ToolCallPart]] = []
+    function_calls: list[tuple[int, ToolCallPart]] = []
+    parts: dict[int, Any] = {}
+    agent = run.agent
+    unknown_failures: list[tuple[str, str]] = []
+    for index, call in enumerate(calls):
+        if call.tool_name in output_names:
+            output_calls.append((index, call))
+        elif call.tool_name in run.step_tools:
+            function_calls.append((index, call))
+        else:
+            available = ", ".join(sorted(set(run.step_tools) | output_names)) or "none"
+            message = f"Unknown tool name: {call.tool_name!r}. Available tools: {available}."
+            parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
+            unknown_failures.append((call.tool_name, message))
+
+    strategy = agent.end_strategy
+    if strategy is EndStrategy.exhaustive or not output_calls:
+        accepted = _evaluate_outputs(run, output_calls, parts) if output_calls else None
+        to_run = function_calls
+    else:
+        accepted = _evaluate_outputs(run, output_calls, parts)
+        if accepted is None:
+            to_run = function_calls
+        elif strategy is EndStrategy.early:
+            to_run = []
+        else:
+            to_run = [(i, c) for i, c in function_calls if i < accepted]
+    run_indexes = {i for i, _ in to_run}
+    for index, call in function_calls:
+        if index not in run_indexes:
+            parts[index] = ToolReturnPart(
+                call.tool_name, call.tool_call_id, SKIPPED_TEXT, ToolOutcome.interrupted
+            )
+
+    failures: list[tuple[str, int, str]] = []
+    for name, message in unknown_failures:
+        failures.append((name, agent.max_tool_retries, message))
+    follow_ups: dict[int, tuple[RequestMessage, ...]] = {}
+    if to_run:
+        _run_function_calls(run, to_run, parts, follow_ups, failures)
+    for name, limit, message in failures:
+        _count_tool_retry(run, name, limit, message)
+
+    ordered = tuple(parts[i] for i in range(len(calls)))
+    run.messages.append(RequestMessage(ordered))
+    for index in sorted(follow_ups):
+        run.messages.extend(follow_ups[index])
+    run.control.check()
+    return accepted is not None
+
+
+def _run_function_calls(
+    run: AgentRun,
+    to_run: list[tuple[int, ToolCallPart]],
+    parts: dict[int, Any],
+    follow_ups: dict[int, tuple[RequestMessage, ...]],
+    failures: list[tuple[str, int, str]],
+) -> None:
+    agent = run.agent
+    scheduled: list[ScheduledCall] = []
+    positions: list[int] = []
+    messages = tuple(run.messages)
+    for index, call in to_run:
+        tool = run.step_tools[call.tool_name]
+        limit = tool.max_retries if tool.max_retries is not None else agent.max_tool_retries
+        try:
+            args = tool.validate_arguments(call.args)
+        except InvalidToolArguments as exc:
+            message = str(exc)
+            parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
+            failures.append((call.tool_name, limit, message))
+            continue
+        ctx = ToolRunContext(
+            deps=run.deps, usage=run.usage, request_count=run.usage.requests, messages=messages,
+            control=run.control, tool_name=call.tool_name, tool_call_id=call.tool_call_id,
+            retry=run.tool_retries.get(call.tool_name, 0),
+        )
+        scheduled.append(ScheduledCall(call, tool, args, ctx))
+        positions.append(index)
+    if not scheduled:
+        return
+    run.control.check()
+    results = run.scheduler.run_batch(scheduled, run.control)
+    executed = 0
+    for index, sc, result in zip(positions, scheduled, results, strict=True):
+        call = sc.call
+        if result.status != "rejected":
+            executed += 1
+        if result.status == "success":
+            parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, result.content)
+            if result.follow_up_messages:
+                follow_ups[index] = result.follow_up_messages
+            continue
+        message = result.retry_message or f"tool {call.tool_name!r} failed; please try again"
+        parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
+        limit = sc.tool.max_retries if sc.tool.max_retries is not None else agent.max_tool_retries
+        failures.append((call.tool_name, limit, message))
+    if executed:
+        run.usage = run.usage.with_tool_calls(executed)

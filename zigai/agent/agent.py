@@ -1,0 +1,325 @@
+"""``Agent``: immutable run configuration, and the public run entry points.
+
+An :class:`Agent` is configuration only — model, instructions, tools, output
+behaviour, limits, settings, timeouts and retry policy.  It never changes after
+construction and holds no per-run state, so one agent may serve many threads at
+once.  Each invocation builds an :class:`~zigai.agent.run.AgentRun` (the state
+machine) from the agent and :class:`RunOptions`, and ``run``/``run_typed`` just
+step it to completion.
+
+Invariants:
+
+* settings merge in model → agent → run order and unsupported controls fail
+  before the model is called;
+* the output specification, tool definitions and settings are checked before
+  the first model request (nothing paid is sent for an invalid configuration);
+* a small, thread-safe cache keeps derived immutable values (prepared output
+  per model profile, merged base settings, typed output specs); it never holds
+  run data.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from zigai.agent.errors import InvalidAgentConfiguration
+from zigai.control import CancellationToken, RunControl
+from zigai.messages import Message, UserContent
+from zigai.model import Model
+from zigai.output import (
+    EndStrategy,
+    OutputChoice,
+    OutputSpec,
+    OutputValidator,
+    PreparedOutput,
+    prepare_output,
+)
+from zigai.retry import RetryPolicy
+from zigai.settings import ModelSettings, merge_settings
+from zigai.tool import Tool, ToolLimits
+from zigai.toolset import Toolset
+from zigai.usage import RunUsage
+
+if TYPE_CHECKING:
+    from zigai.agent.result import Result, TypedResult
+    from zigai.agent.run import AgentRun
+    from zigai.model import ModelProfile
+
+__all__ = ["Agent", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What dynamic instructions see: dependencies, usage so far, history and run control."""
+
+    deps: Any
+    usage: RunUsage
+    request_count: int
+    messages: tuple[Message, ...]
+    control: RunControl
+
+
+DynamicInstruction = Callable[[RunContext], "str | None"]
+
+
+def _limit(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidAgentConfiguration(f"RunLimits.{name} must be None or an int >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """Per-run ceilings.  ``None`` means unlimited; a value is the largest accepted count.
+
+    ``max_requests`` bounds model requests, ``max_tool_calls`` the tool calls
+    admitted across every step, the token limits the cumulative ``RunUsage``.
+    """
+
+    max_requests: int | None = 50
+    max_tool_calls: int | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_requests", "max_tool_calls", "max_input_tokens", "max_output_tokens",
+            "max_total_tokens",
+        ):
+            _limit(name, getattr(self, name))
+
+
+def _str_tuple(value: object, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Sequence):
+        raise InvalidAgentConfiguration(f"{what} must be a string or a sequence of strings")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidAgentConfiguration(f"{what} must contain only strings")
+    return items
+
+
+def _timeout(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``."""
+
+    prompt: str | Sequence[UserContent] | None = None
+    message_history: Sequence[Message] = ()
+    instructions: str | Sequence[str] | None = None
+    model_settings: ModelSettings | None = None
+    deps: Any = None
+    timeout_ms: int | None = None
+    cancellation: CancellationToken | None = None
+    limits: RunLimits | None = None
+    history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        object.__setattr__(self, "instructions", _str_tuple(self.instructions, "RunOptions.instructions"))
+        object.__setattr__(self, "history_processors", tuple(self.history_processors))
+        _timeout("RunOptions.timeout_ms", self.timeout_ms)
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
+            raise InvalidAgentConfiguration("RunOptions.model_settings must be a ModelSettings")
+        if self.cancellation is not None and not isinstance(self.cancellation, CancellationToken):
+            raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
+        if self.limits is not None and not isinstance(self.limits, RunLimits):
+            raise InvalidAgentConfiguration("RunOptions.limits must be a RunLimits")
+
+
+_TYPED_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+TypedMode = Literal["native", "tool", "prompted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """Immutable agent configuration (see module docstring)."""
+
+    model: Model
+    instructions: str | Sequence[str] = ()
+    dynamic_instructions: Sequence[DynamicInstruction] = ()
+    tools: Sequence[Tool] = ()
+    toolsets: Sequence[Toolset] = ()
+    output: OutputSpec = field(default_factory=OutputSpec.text)
+    output_validators: Sequence[OutputValidator] = ()
+    max_output_retries: int = 1
+    max_tool_retries: int = 1
+    end_strategy: EndStrategy = EndStrategy.graceful
+    model_settings: ModelSettings | None = None
+    run_timeout_ms: int | None = None
+    request_timeout_ms: int | None = None
+    limits: RunLimits = field(default_factory=RunLimits)
+    tool_limits: ToolLimits = field(default_factory=ToolLimits)
+    retry_policy: RetryPolicy | None = None
+    history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
+    deps_type: type | None = None
+    name: str | None = None
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _cache_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        for attr in ("profile", "request"):
+            if not hasattr(self.model, attr):
+                raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
+        set_(self, "instructions", _str_tuple(self.instructions, "Agent.instructions"))
+        for name in ("dynamic_instructions", "output_validators", "history_processors"):
+            items = tuple(getattr(self, name))
+            for item in items:
+                if not callable(item):
+                    raise InvalidAgentConfiguration(f"Agent.{name} must contain callables")
+            set_(self, name, items)
+        tools = tuple(self.tools)
+        for tool in tools:
+            if not isinstance(tool, Tool):
+                raise InvalidAgentConfiguration(f"Agent.tools must be Tool values, got {type(tool).__name__}")
+        set_(self, "tools", tools)
+        toolsets = tuple(self.toolsets)
+        for toolset in toolsets:
+            if not isinstance(toolset, Toolset):
+                raise InvalidAgentConfiguration("Agent.toolsets must be Toolset values")
+        set_(self, "toolsets", toolsets)
+        if not isinstance(self.output, OutputSpec):
+            raise InvalidAgentConfiguration("Agent.output must be an OutputSpec")
+        for name in ("max_output_retries", "max_tool_retries"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidAgentConfiguration(f"Agent.{name} must be an int >= 0")
+        try:
+            set_(self, "end_strategy", EndStrategy(self.end_strategy))
+        except ValueError:
+            raise InvalidAgentConfiguration(f"unknown end strategy {self.end_strategy!r}") from None
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
+            raise InvalidAgentConfiguration("Agent.model_settings must be a ModelSettings")
+        _timeout("Agent.run_timeout_ms", self.run_timeout_ms)
+        _timeout("Agent.request_timeout_ms", self.request_timeout_ms)
+        if not isinstance(self.limits, RunLimits):
+            raise InvalidAgentConfiguration("Agent.limits must be a RunLimits")
+        if not isinstance(self.tool_limits, ToolLimits):
+            raise InvalidAgentConfiguration("Agent.tool_limits must be a ToolLimits")
+        if self.retry_policy is not None and not isinstance(self.retry_policy, RetryPolicy):
+            raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
+
+    # -- derived values (cached; immutable) -------------------------------------------------
+
+    def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        cache = self._cache
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        value = build()
+        with self._cache_lock:
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = value
+        return value
+
+    def base_settings(self) -> ModelSettings:
+        """Model-level settings (``model.settings`` when present) merged with the agent's."""
+        model_layer = getattr(self.model, "settings", None)
+        if not isinstance(model_layer, ModelSettings):
+            model_layer = None
+        return self._cached(
+            ("settings", id(model_layer)),
+            lambda: merge_settings(model_layer, self.model_settings),
+        )
+
+    def prepared_output(self, profile: ModelProfile, spec: OutputSpec | None = None) -> PreparedOutput:
+        """The agent's output spec (or ``spec``) prepared for ``profile``; cached."""
+        chosen = self.output if spec is None else spec
+        return self._cached(("output", id(chosen), profile), lambda: prepare_output(chosen, profile))
+
+    def typed_spec(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> OutputSpec:
+        """The output spec ``run_typed`` uses for type ``tp``; cached per type and mode."""
+
+        def build() -> OutputSpec:
+            from zigai.reflect import json_schema
+
+            schema = json_schema(tp)
+            raw = getattr(tp, "__name__", "") or "final_result"
+            name = _TYPED_NAME.sub("_", raw)[:64] or "final_result"
+            choice = OutputChoice(name, schema)
+            chosen = mode
+            if chosen is None:
+                if self.output.mode.value in ("native", "tool", "prompted"):
+                    chosen = self.output.mode.value  # type: ignore[assignment]
+                elif profile.json_schema_output:
+                    chosen = "native"
+                elif profile.supports_tools:
+                    chosen = "tool"
+                else:
+                    chosen = "prompted"
+            if chosen == "native":
+                return OutputSpec.native([choice])
+            if chosen == "tool":
+                return OutputSpec.tool([choice])
+            if chosen == "prompted":
+                return OutputSpec.prompted([choice])
+            raise InvalidAgentConfiguration(f"unknown typed output mode {chosen!r}")
+
+        return self._cached(("typed", tp, mode, profile), build)
+
+    # -- entry points ----------------------------------------------------------------------------
+
+    def _options(self, prompt: Any, options: RunOptions | None, kwargs: Mapping[str, Any]) -> RunOptions:
+        if options is None:
+            options = RunOptions(prompt=prompt, **kwargs)
+        else:
+            if not isinstance(options, RunOptions):
+                raise InvalidAgentConfiguration("options must be a RunOptions")
+            changes = dict(kwargs)
+            if prompt is not None:
+                changes["prompt"] = prompt
+            if changes:
+                options = replace(options, **changes)
+        return options
+
+    def iter(self, prompt: Any = None, *, options: RunOptions | None = None, **kwargs: Any) -> AgentRun:
+        """A fresh run state machine; call ``step()`` until ``done`` (or use ``run``)."""
+        from zigai.agent.run import AgentRun
+
+        return AgentRun(self, self._options(prompt, options, kwargs))
+
+    def run(self, prompt: Any = None, *, options: RunOptions | None = None, **kwargs: Any) -> Result:
+        """Run to a final output.  Keyword arguments are :class:`RunOptions` fields."""
+        from zigai.agent.run import AgentRun
+
+        return AgentRun(self, self._options(prompt, options, kwargs)).run()
+
+    def run_typed(
+        self,
+        output_type: type[T],
+        prompt: Any = None,
+        *,
+        mode: TypedMode | None = None,
+        options: RunOptions | None = None,
+        **kwargs: Any,
+    ) -> TypedResult[T]:
+        """Run with a schema derived from ``output_type`` and decode the output into it.
+
+        ``mode`` picks native, tool or prompted output; by default the agent's own
+        structured mode, else native when the profile supports it, else tool
+        output, else prompted output.
+        """
+        from zigai.agent.run import AgentRun
+
+        run = AgentRun(self, self._options(prompt, options, kwargs), output_type=output_type, typed_mode=mode)
+        return run.run()  # type: ignore[return-value]

@@ -1,0 +1,161 @@
+"""Run results that own their conversation: :class:`Result` and :class:`TypedResult`.
+
+A result holds its own immutable copy of the complete message history, the
+final output, the chosen output name, cumulative :class:`~zigai.usage.RunUsage`
+and the final finish reason.  It is a context manager; ``close()`` (alias
+``deinit()``) releases the graph and every later access raises
+:class:`~zigai.agent.errors.ResultClosed`.
+
+Invariants: ``messages`` is a tuple of frozen messages (the input history
+followed by the messages this run added); ``new_messages()`` is exactly the
+suffix this run added; closing twice is harmless.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar
+
+from zigai.agent.errors import ResultClosed
+from zigai.messages import FinishReason, Message, ResponseMessage
+from zigai.usage import RunUsage
+
+__all__ = ["Result", "TypedResult"]
+
+T = TypeVar("T")
+
+
+class Result:
+    """The owned outcome of ``Agent.run``."""
+
+    __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage", "_closed")
+
+    def __init__(
+        self,
+        output: Any,
+        messages: tuple[Message, ...],
+        new_start: int,
+        usage: RunUsage,
+        output_name: str | None = None,
+    ) -> None:
+        self._output = output
+        self._output_name = output_name
+        self._messages = messages
+        self._new_start = new_start
+        self._usage = usage
+        self._closed = False
+
+    def _check(self) -> None:
+        if self._closed:
+            raise ResultClosed(f"{type(self).__name__} was used after close()")
+
+    @property
+    def output(self) -> Any:
+        """The validated final output (text, JSON value or an output function's value)."""
+        self._check()
+        return self._output
+
+    @property
+    def output_name(self) -> str | None:
+        """The chosen structured-output branch (None for text and JSON-object output)."""
+        self._check()
+        return self._output_name
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """The complete conversation: input history, then this run's messages."""
+        self._check()
+        return self._messages
+
+    def all_messages(self) -> tuple[Message, ...]:
+        return self.messages
+
+    def new_messages(self) -> tuple[Message, ...]:
+        """Only the messages this run added."""
+        self._check()
+        return self._messages[self._new_start:]
+
+    @property
+    def usage(self) -> RunUsage:
+        self._check()
+        return self._usage
+
+    @property
+    def response(self) -> ResponseMessage:
+        """The last model response of the run."""
+        self._check()
+        for message in reversed(self._messages):
+            if isinstance(message, ResponseMessage):
+                return message
+        raise ResultClosed("the result holds no model response")  # pragma: no cover - a run always has one
+
+    @property
+    def finish_reason(self) -> FinishReason | None:
+        """The normalized finish reason of the final model response."""
+        return self.response.finish_reason
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Release the owned graph; later access raises ResultClosed."""
+        self._closed = True
+        self._output = None
+        self._messages = ()
+
+    deinit = close
+
+    def __enter__(self) -> Result:
+        self._check()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._closed:
+            return f"{type(self).__name__}(closed)"
+        return (
+            f"{type(self).__name__}(output_name={self._output_name!r}, "
+            f"messages={len(self._messages)}, requests={self._usage.requests})"
+        )
+
+
+class TypedResult(Result, Generic[T]):
+    """The owned outcome of ``Agent.run_typed``: the decoded value and its original JSON."""
+
+    __slots__ = ("_json",)
+
+    def __init__(
+        self,
+        value: T,
+        json_value: Any,
+        messages: tuple[Message, ...],
+        new_start: int,
+        usage: RunUsage,
+        output_name: str | None = None,
+    ) -> None:
+        super().__init__(value, messages, new_start, usage, output_name)
+        self._json = json_value
+
+    @property
+    def value(self) -> T:
+        """The final output decoded into the requested type."""
+        self._check()
+        return self._output  # type: ignore[no-any-return]
+
+    @property
+    def json(self) -> Any:
+        """The validated JSON value the typed value was decoded from."""
+        self._check()
+        return self._json
+
+    def close(self) -> None:
+        super().close()
+        self._json = None
+
+    deinit = close
+
+    def __enter__(self) -> TypedResult[T]:
+        self._check()
+        return self

@@ -1,0 +1,419 @@
+"""``AgentRun``: the per-invocation state and the explicit state machine of the agent loop.
+
+States (``RunState``), each one ``step()``:
+
+``start``           resolve instructions (static, dynamic, run-specific, prompted-output;
+                    empties ignored), copy the history, add the user prompt → ``prepare_request``
+``prepare_request`` check control and the request limit, prepare this step's tools
+                    (toolsets), apply history processors to a view, build the
+                    ``ModelRequest`` and reject unsupported features → ``model_request``
+``model_request``   call the model (through the retry policy when configured); check the
+                    control after it returns; add usage; check token limits → ``handle_response``
+``handle_response`` finish-reason errors, then: tool calls → ``execute_tools`` (after the
+                    pause check), text → accept output → ``finalize`` or a correction request
+                    → ``prepare_request``
+``execute_tools``   output calls and ordinary calls per the end strategy; returns in call order;
+                    follow-ups after them → ``finalize`` or ``prepare_request``
+``finalize``        build the owned :class:`Result` → ``done``
+
+Per-run state lives only here; the :class:`~zigai.agent.Agent` is never mutated.
+A later streaming variant and pause/resume drive the same states: the pause check
+runs in ``handle_response`` before any call of that response executes.
+
+Invariants: the run deadline and the cancellation token are checked between every
+phase, before each callback and after the model returns (a late response is
+discarded, never written to history); the canonical history only grows; tool
+results enter it in the model's call order.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from zigai.agent._accept import accept_candidate
+from zigai.agent._tool_step import execute_tool_step
+from zigai.agent.agent import Agent, RunContext, RunOptions, TypedMode
+from zigai.agent.errors import (
+    ContentFiltered,
+    EmptyModelResponse,
+    IncompleteToolCall,
+    InvalidAgentConfiguration,
+    OutputRetriesExceeded,
+    RequestLimitExceeded,
+    ResponseTruncated,
+    UsageLimitExceeded,
+)
+from zigai.agent.result import Result, TypedResult
+from zigai.control import RunControl
+from zigai.messages import (
+    FinishReason,
+    Message,
+    RequestMessage,
+    ResponseMessage,
+    RetryPromptPart,
+    ToolCallPart,
+    UserPromptPart,
+)
+from zigai.model import ModelRequest, check_request_supported
+from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
+from zigai.settings import check_supported, merge_settings
+from zigai.tool import Tool
+from zigai.usage import RunUsage
+
+__all__ = ["AgentRun", "RunState"]
+
+
+class RunState(enum.Enum):
+    start = "start"
+    prepare_request = "prepare_request"
+    model_request = "model_request"
+    handle_response = "handle_response"
+    execute_tools = "execute_tools"
+    finalize = "finalize"
+    done = "done"
+
+
+class AgentRun:
+    """One invocation of an agent (not thread-safe; one thread drives it)."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        options: RunOptions,
+        *,
+        output_type: Any = None,
+        typed_mode: TypedMode | None = None,
+    ) -> None:
+        self.agent = agent
+        self.options = options
+        self.control = RunControl.start(
+            agent.run_timeout_ms, options.timeout_ms, token=options.cancellation
+        )
+        self.model = agent.model
+        profile = self.model.profile
+        self.profile = profile
+        self.limits = options.limits if options.limits is not None else agent.limits
+        if options.model_settings is None:
+            self.settings = agent.base_settings()
+        else:
+            self.settings = merge_settings(agent.base_settings(), options.model_settings)
+        check_supported(self.settings, profile)
+        self.typed = output_type is not None
+        self.decoder: Callable[[Any], Any] | None = None
+        if self.typed:
+            spec = agent.typed_spec(output_type, typed_mode, profile)
+            self.output: PreparedOutput = agent.prepared_output(profile, spec)
+            from zigai.reflect import decode
+
+            self.decoder = lambda value: decode(output_type, value)
+        else:
+            self.output = agent.prepared_output(profile)
+        self.deps = options.deps
+        history = options.message_history
+        for message in history:
+            if not isinstance(message, (RequestMessage, ResponseMessage)):
+                raise InvalidAgentConfiguration("message_history must contain Message values")
+        if options.prompt is None and (not history or not isinstance(history[-1], RequestMessage)):
+            raise InvalidAgentConfiguration(
+                "a run needs a prompt, or a message history that ends with a request"
+            )
+        self.messages: list[Message] = list(history)
+        self.new_start = len(history)
+        self.usage = RunUsage()
+        self.instructions: tuple[str, ...] = ()
+        self.output_retries = 0
+        self.tool_retries: dict[str, int] = {}
+        self.state = RunState.start
+        self.request: ModelRequest | None = None
+        self.response: ResponseMessage | None = None
+        self.step_tools: dict[str, Tool] = {}
+        self.result: Result | None = None
+        self.final_output: Any = None
+        self.final_json: Any = None
+        self.final_name: str | None = None
+        self._scheduler: Any = None
+        self._processors = agent.history_processors + tuple(options.history_processors)
+
+    # -- driving ----------------------------------------------------------------------------
+
+    def step(self) -> RunState:
+        """Perform the current state's work and return the next state."""
+        state = self.state
+        if state is RunState.done:
+            return state
+        self.control.check()
+        if state is RunState.prepare_request:
+            self._prepare_request()
+        elif state is RunState.model_request:
+            self._model_request()
+        elif state is RunState.handle_response:
+            self._handle_response()
+        elif state is RunState.execute_tools:
+            self._execute_tools()
+        elif state is RunState.start:
+            self._start()
+        else:
+            self._finalize()
+        return self.state
+
+    def run(self) -> Result:
+        """Step until done and return the owned result."""
+        try:
+            while self.state is not RunState.done:
+                self.step()
+        finally:
+            self.close()
+        assert self.result is not None
+        return self.result
+
+    def close(self) -> None:
+        """Release per-run resources (the tool worker pool); idempotent."""
+        scheduler, self._scheduler = self._scheduler, None
+        if scheduler is not None:
+            scheduler.close()
+
+    def __enter__(self) -> AgentRun:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- contexts -----------------------------------------------------------------------------
+
+    def run_context(self) -> RunContext:
+        return RunContext(self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control)
+
+    def output_context(self, choice_name: str | None, tool_call_id: str | None = None) -> OutputRunContext:
+        return OutputRunContext(
+            self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control,
+            self.output_retries, choice_name, tool_call_id,
+        )
+
+    @property
+    def scheduler(self) -> Any:
+        if self._scheduler is None:
+            from zigai.tool import ToolScheduler
+
+            self._scheduler = ToolScheduler(self.agent.tool_limits, self.limits.max_tool_calls)
+        return self._scheduler
+
+    # -- states ---------------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        agent = self.agent
+        resolved = list(agent.instructions)
+        if agent.dynamic_instructions:
+            ctx = self.run_context()
+            for dynamic in agent.dynamic_instructions:
+                self.control.check()
+                value = dynamic(ctx)
+                if value is not None and not isinstance(value, str):
+                    raise InvalidAgentConfiguration(
+                        f"dynamic instruction {dynamic!r} returned {type(value).__name__}, not str"
+                    )
+                if value:
+                    resolved.append(value)
+        resolved.extend(self.options.instructions)
+        if self.output.instruction:
+            resolved.append(self.output.instruction)
+        self.instructions = tuple(i for i in resolved if i)
+        prompt = self.options.prompt
+        if prompt is not None:
+            part = UserPromptPart(prompt if isinstance(prompt, str) else tuple(prompt))
+            rendered = "\n\n".join(self.instructions) if self.instructions else None
+            self.messages.append(RequestMessage((part,), instructions=rendered))
+        self.state = RunState.prepare_request
+
+    def _resolve_tools(self) -> tuple[Any, ...]:
+        agent = self.agent
+        if not agent.toolsets:
+            cached = agent._cached(("tools",), lambda: _tool_table(agent.tools))
+            self.step_tools = cached[0]
+            return cached[1]  # type: ignore[no-any-return]
+        from zigai.toolset import ToolPrepareContext, resolve_tools
+
+        ctx = ToolPrepareContext(
+            deps=self.deps, usage=self.usage, request_count=self.usage.requests,
+            messages=tuple(self.messages), control=self.control,
+        )
+        tools = resolve_tools(agent.tools, agent.toolsets, ctx)
+        table, definitions = _tool_table(tools)
+        self.step_tools = table
+        return definitions
+
+    def _prepare_request(self) -> None:
+        limit = self.limits.max_requests
+        if limit is not None and self.usage.requests >= limit:
+            raise RequestLimitExceeded(
+                f"the next model request would exceed max_requests={limit}",
+                limit_name="max_requests", limit=limit, value=self.usage.requests + 1,
+            )
+        definitions = self._resolve_tools()
+        output_tools = self.output.tool_definitions
+        if output_tools:
+            clash = sorted(set(self.step_tools) & self.output.tool_names)
+            if clash:
+                raise InvalidAgentConfiguration(
+                    f"output tool names clash with function tools: {', '.join(clash)}"
+                )
+            definitions = definitions + output_tools
+        view = tuple(self.messages)
+        if self._processors:
+            from zigai.history import apply_processors
+
+            self.control.check()
+            view = apply_processors(view, self._processors)
+        request = ModelRequest(
+            messages=view,
+            instructions=self.instructions,
+            tools=definitions,
+            output_format=self.output.output_format,
+            settings=self.settings,
+            control=self.control,
+            deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
+        )
+        check_request_supported(request, self.profile)
+        self.request = request
+        self.state = RunState.model_request
+
+    def _model_request(self) -> None:
+        request = self.request
+        assert request is not None
+        model = self.model
+        policy = self.agent.retry_policy
+        if policy is None:
+            response = model.request(request)
+        else:
+            from zigai.retry import run_with_retries
+
+            timeout_ms = self.agent.request_timeout_ms
+            control = self.control
+
+            def attempt(number: int, key: str | None) -> ResponseMessage:
+                current = request
+                if number > 1 or key is not None:
+                    current = replace(
+                        request, idempotency_key=key, deadline=control.attempt_deadline(timeout_ms)
+                    )
+                return model.request(current)
+
+            response = run_with_retries(
+                attempt, policy=policy, control=control,
+                idempotency_header=self.profile.idempotency_header,
+            )
+        # A response that arrives after the deadline or cancellation is discarded.
+        self.control.check()
+        if not isinstance(response, ResponseMessage):
+            raise InvalidAgentConfiguration(
+                f"model.request returned {type(response).__name__}, not a ResponseMessage"
+            )
+        self.usage = self.usage.incr(response.usage)
+        self._check_token_limits()
+        self.messages.append(response)
+        self.response = response
+        self.state = RunState.handle_response
+
+    def _check_token_limits(self) -> None:
+        limits = self.limits
+        usage = self.usage
+        for name, value in (
+            ("max_input_tokens", usage.input_tokens),
+            ("max_output_tokens", usage.output_tokens),
+            ("max_total_tokens", usage.total_tokens),
+        ):
+            limit = getattr(limits, name)
+            if limit is not None and value > limit:
+                raise UsageLimitExceeded(
+                    f"run usage exceeded {name}={limit} ({value})",
+                    limit_name=name, limit=limit, value=value,
+                )
+
+    def _handle_response(self) -> None:
+        response = self.response
+        assert response is not None
+        parts = response.parts
+        has_calls = False
+        for part in parts:
+            if isinstance(part, ToolCallPart):
+                has_calls = True
+                break
+        finish = response.finish_reason
+        if finish is FinishReason.length:
+            if has_calls:
+                raise IncompleteToolCall(
+                    "the model hit its output limit while writing a tool call "
+                    f"(raw finish reason {response.raw_finish_reason!r})"
+                )
+            raise ResponseTruncated(
+                f"the model hit its output limit (raw finish reason {response.raw_finish_reason!r})"
+            )
+        if finish is FinishReason.content_filter:
+            raise ContentFiltered(
+                f"the provider filtered the response (raw finish reason {response.raw_finish_reason!r})"
+            )
+        if has_calls:
+            from zigai.agent._tool_step import check_pause
+
+            check_pause(self, response)
+            self.state = RunState.execute_tools
+            return
+        text = response.text
+        if not text:
+            raise EmptyModelResponse("the model returned neither text nor tool calls")
+        try:
+            candidate = self.output.parse_text(text)
+            output, json_value = accept_candidate(
+                self.output, candidate,
+                self.output_context(candidate.choice.name if candidate.choice else None),
+                self.agent.output_validators, self.control, self.decoder,
+            )
+        except OutputRejected as rejection:
+            self.reject_output(rejection)
+            self.messages.append(RequestMessage((RetryPromptPart(rejection.message),)))
+            self.state = RunState.prepare_request
+            return
+        self.final_output = output
+        self.final_json = json_value
+        self.final_name = candidate.choice.name if candidate.choice is not None else None
+        self.state = RunState.finalize
+
+    def reject_output(self, rejection: OutputRejected) -> None:
+        """Count one output retry; raise OutputRetriesExceeded past the budget."""
+        self.output_retries += 1
+        limit = self.agent.max_output_retries
+        if self.output_retries > limit:
+            raise OutputRetriesExceeded(
+                f"output was rejected more than max_output_retries={limit} times: {rejection.message}",
+                max_retries=limit, last_error=rejection.message,
+            ) from rejection.cause
+
+    def _execute_tools(self) -> None:
+        response = self.response
+        assert response is not None
+        accepted = execute_tool_step(self, response)
+        self.state = RunState.finalize if accepted else RunState.prepare_request
+
+    def _finalize(self) -> None:
+        messages = tuple(self.messages)
+        if self.typed:
+            self.result = TypedResult(
+                self.final_output, self.final_json, messages, self.new_start, self.usage,
+                self.final_name,
+            )
+        else:
+            self.result = Result(self.final_output, messages, self.new_start, self.usage, self.final_name)
+        self.state = RunState.done
+
+
+def _tool_table(tools: tuple[Tool, ...]) -> tuple[dict[str, Tool], tuple[Any, ...]]:
+    table: dict[str, Tool] = {}
+    for tool in tools:
+        if tool.name in table:
+            from zigai.tool import DuplicateToolName
+
+            raise DuplicateToolName(f"two tools are named {tool.name!r}", name=tool.name)
+        table[tool.name] = tool
+    return table, tuple(t.definition() for t in tools)
