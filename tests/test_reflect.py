@@ -381,3 +381,31 @@ def test_reflection_rejects_what_a_schema_cannot_describe() -> None:
         reflect.tool("bad name", "", search)
     with pytest.raises(ToolDefinitionError):
         reflect.tool("x", "", search, execution="sometimes")
+
+
+def test_argument_bytes_must_be_utf8_and_nesting_is_bounded() -> None:
+    def anything(value: Any = None) -> Any:
+        return value
+
+    tool = reflect.tool("anything", "", anything)
+    assert tool.validate_arguments(b'{"value":"\xc3\xa9"}').value == {"value": "\u00e9"}
+    with pytest.raises(InvalidToolArguments):
+        tool.validate_arguments(b'{"value":"\xff"}')
+    nested_ok = '{"value":' + "[" * 63 + "]" * 63 + "}"  # depth 64: the tool-payload limit
+    assert tool.validate_arguments(nested_ok).arguments["value"] is not None
+    with pytest.raises(InvalidToolArguments, match="tool payload"):
+        tool.validate_arguments('{"value":' + "[" * 64 + "]" * 64 + "}")
+
+
+def test_call_validates_before_executing() -> None:
+    ran: list[int] = []
+
+    def count(n: int) -> int:
+        ran.append(n)
+        return n + 1
+
+    tool = reflect.tool("count", "", count)
+    assert tool.call('{"n":1}', ToolRunContext()).content == 2
+    with pytest.raises(InvalidToolArguments):
+        tool.call('{"n":"1"}', ToolRunContext())
+    assert ran == [1]

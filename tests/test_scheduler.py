@@ -219,7 +219,7 @@ def test_cancellation_stops_the_batch(scheduler_factory: Any) -> None:
     threading.Timer(0.05, token.cancel, args=("user pressed stop",)).start()
     with pytest.raises(Cancelled, match="user pressed stop"):
         scheduler_factory().run_batch(calls_for(tool, 2), control)
-    assert observed.wait(2)
+    assert observed.is_set()  # cooperative calls were drained before Cancelled was raised
 
 
 def test_run_deadline_raises_run_timed_out(scheduler_factory: Any) -> None:

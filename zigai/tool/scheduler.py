@@ -27,6 +27,10 @@ cancellation token.  Outcomes:
   queued ones never start, running ones get ``drain_grace_s`` to finish, and
   the original exception is re-raised unwrapped.
 
+On cancellation running calls likewise get up to ``drain_grace_s`` to observe
+their tokens before ``Cancelled`` is raised; a passed run deadline raises at
+once (the deadline is the promise), with every running call flagged.
+
 Honest limits of Python: a thread cannot be killed.  A call that loses a race
 has its per-call token set (visible as ``ctx.cancelled``) and is *abandoned*:
 it may keep running in its worker thread, its late result or exception is
@@ -165,6 +169,7 @@ class ToolScheduler:
         self._admitted_total = 0
         self._executor: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._busy = threading.Lock()
         self._abandoned: set[Future[Any]] = set()
         self._closed = False
 
@@ -240,18 +245,25 @@ class ToolScheduler:
         """Execute one batch; results are in call order (see the module docstring)."""
         if self._closed:
             raise RuntimeError("ToolScheduler is closed")
-        control.check()
-        results: list[ToolCallResult | None] = [None] * len(calls)
-        accepted = self._admit(calls, results)
-        if len(accepted) == 1 and accepted[0][2].timeout_ms is None and control.deadline is None:
-            index, sc, limits = accepted[0]
-            ctx = sc.ctx.for_call(call_deadline=None, call_token=CancellationToken())
-            outcome = execute_call(sc, ctx, limits)
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError("ToolScheduler.run_batch is already running (one batch at a time)")
+        try:
             control.check()
-            results[index] = outcome
-        elif accepted:
-            self._run_parallel(accepted, control, results)
-        return [r for r in results if r is not None]
+            results: list[ToolCallResult | None] = [None] * len(calls)
+            accepted = self._admit(calls, results)
+            if len(accepted) == 1 and accepted[0][2].timeout_ms is None and control.deadline is None:
+                index, sc, limits = accepted[0]
+                ctx = sc.ctx.for_call(call_deadline=None, call_token=CancellationToken())
+                outcome = execute_call(sc, ctx, limits)
+                control.check()
+                results[index] = outcome
+            elif accepted:
+                self._run_parallel(accepted, control, results)
+        finally:
+            self._busy.release()
+        done = [r for r in results if r is not None]
+        assert len(done) == len(calls)
+        return done
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._executor is None:
@@ -347,6 +359,11 @@ class ToolScheduler:
                         for other in running.values():
                             other.token.cancel("a sibling tool call failed")
                 if control.cancelled or control.expired():
+                    if control.cancelled and running:
+                        # Give cooperative calls a bounded chance to observe the token and end.
+                        for run in running.values():
+                            run.token.cancel("the run was cancelled")
+                        wait_futures([r.future for r in running.values()], timeout=self._drain_grace_s)
                     control.check()
                 now = time.monotonic()
                 for index, run in list(running.items()):

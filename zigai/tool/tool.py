@@ -353,13 +353,17 @@ class Tool:
         """
         from zigai import json as zjson
 
-        if isinstance(arguments_json, (bytes, bytearray)):
-            arguments_json = bytes(arguments_json).decode("utf-8", errors="replace")
-        if not isinstance(arguments_json, str):
+        text: str | bytes
+        if isinstance(arguments_json, (bytes, bytearray, memoryview)):
+            text = bytes(arguments_json)  # the bounded parser checks UTF-8
+        elif isinstance(arguments_json, str):
+            text = arguments_json
+        else:
             raise InvalidToolArguments(
                 f"tool {self._name!r}: arguments must be JSON text", tool_name=self._name
             )
-        text = arguments_json if arguments_json.strip() else _NO_ARGS
+        if not text.strip():
+            text = _NO_ARGS
         try:
             value = zjson.parse(text, zjson.defaults.tool_payload)
         except JsonError as exc:
@@ -395,6 +399,10 @@ class Tool:
                     errors=((exc.path, exc.reason),),
                 ) from None
         return ValidatedArgs(arguments=value, value=decoded)
+
+    def call(self, arguments_json: str, ctx: ToolRunContext) -> ToolOutput:
+        """:meth:`validate_arguments` then :meth:`execute` (for direct use outside an agent)."""
+        return self.execute(self.validate_arguments(arguments_json), ctx)
 
     def execute(self, args: ValidatedArgs, ctx: ToolRunContext) -> ToolOutput:
         """Call the function and encode its result as a :class:`ToolOutput`.
