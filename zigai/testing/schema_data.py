@@ -431,7 +431,8 @@ class _Builder:
             length = min(length, int(high))
         return "".join(_LETTERS[self._rng.below(len(_LETTERS))] for _ in range(length))
 
-    def _bounds(self, flat: Mapping[str, Any]) -> tuple[Fraction | None, bool, Fraction | None, bool]:
+    @staticmethod
+    def _bounds(flat: Mapping[str, Any]) -> tuple[Fraction | None, bool, Fraction | None, bool]:
         """(low, low_exclusive, high, high_exclusive) with the tighter of each pair."""
         low: Fraction | None = None
         low_excl = False
