@@ -69,6 +69,20 @@ def strip_annotated(tp: Any) -> Any:
 
 def shape_of(tp: Any) -> Shape:
     """Classify ``tp``; raise TypeError (with a readable reason) for unsupported annotations."""
+    try:
+        return _cached_shape(tp)
+    except TypeError as exc:
+        if "unhashable" not in str(exc):
+            raise
+        return _shape_of(tp)  # Annotated metadata may be unhashable: classify without the cache
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_shape(tp: Any) -> Shape:
+    return _shape_of(tp)
+
+
+def _shape_of(tp: Any) -> Shape:
     description = None
     if typing.get_origin(tp) is typing.Annotated:
         description = description_of(tp.__metadata__)
