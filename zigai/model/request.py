@@ -88,7 +88,11 @@ class ToolDefinition:
 
 @dataclass(frozen=True, slots=True)
 class OutputFormat:
-    """The provider-facing output contract: text, any JSON object, or one JSON Schema."""
+    """The provider-facing output contract: text, any JSON object, or one JSON Schema.
+
+    For ``json_object`` a ``schema`` may ride along as a local hint (prompted
+    output); adapters never put it on the wire.
+    """
 
     kind: Literal["text", "json_object", "json_schema"] = "text"
     name: str | None = None
@@ -104,6 +108,12 @@ class OutputFormat:
                 raise UnsupportedModelFeature("json_schema output needs a schema object")
             if not self.name or not TOOL_NAME_PATTERN.match(self.name):
                 raise UnsupportedModelFeature("json_schema output needs a provider-safe name")
+            object.__setattr__(self, "schema", copy.deepcopy(dict(self.schema)))
+        elif self.kind == "json_object" and self.schema is not None:
+            # Prompted output: the schema is a local hint (test doubles, validation);
+            # adapters send only JSON-object mode and never this schema.
+            if not isinstance(self.schema, Mapping):
+                raise UnsupportedModelFeature("json_object output schema hint must be an object")
             object.__setattr__(self, "schema", copy.deepcopy(dict(self.schema)))
         elif self.schema is not None:
             raise UnsupportedModelFeature(f"{self.kind} output takes no schema")
