@@ -18,7 +18,7 @@ EXPECTED_ROOT = {
     "TransportError",
     "ZigAIError",
     "messages", "history", "json", "json_schema", "usage", "settings", "model", "security",
-    "transport", "provider", "retry",
+    "transport", "provider", "retry", "testing",
     "Message", "RequestMessage", "ResponseMessage", "RequestUsage", "RunUsage", "ModelSettings",
     "ProviderExtraBody", "ModelProfile", "UrlPolicy", "RetryPolicy", "CancellationToken",
     "RunTimedOut", "Cancelled",

@@ -41,6 +41,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "transport": ("zigai.transport", None),
     "provider": ("zigai.provider", None),
     "retry": ("zigai.retry", None),
+    "testing": ("zigai.testing", None),
     # short names
     "Message": ("zigai.messages", "Message"),
     "RequestMessage": ("zigai.messages", "RequestMessage"),
