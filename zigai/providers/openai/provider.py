@@ -1,0 +1,287 @@
+"""OpenAI ``Provider`` (credential, API root, policy) and the Responses API ``Client`` model.
+
+``Provider`` is a :class:`~zigai.providers.http.Configured` with OpenAI's identity
+(``"openai"``), default root ``https://api.openai.com/v1`` and bearer authentication.  Its
+transport defaults to a lazily created :class:`~zigai.transport.HttpTransport` (built on the
+first request, with the provider's URL policy), so constructing a provider does no I/O and
+imports no third-party module.
+
+``Client`` implements the :class:`~zigai.model.Model` protocol over ``POST responses``:
+
+1. ``check_request_supported(request, profile)`` — unsupported features fail before I/O;
+2. :func:`~.encode.encode_request` once (settings translated at this boundary);
+3. one provider call (buffered, or ``stream: true`` read as server-sent events);
+4. :func:`~.decode.decode_response` or :class:`~.stream.StreamDecoder`.
+
+The profile is resolved once per client: an explicit ``profile`` wins, then the provider's
+``profile_lookup``, then the built-in family table (:mod:`.profiles`).  ``client.model()``
+returns the client itself (the spec's borrowed model view).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
+from typing import Any
+
+from zigai.messages import ResponseMessage
+from zigai.model import (
+    ModelProfile,
+    ModelRequest,
+    ModelStreamEvent,
+    StreamedResponse,
+    check_request_supported,
+)
+from zigai.provider import Provider as ProviderProtocol
+from zigai.provider import ProviderHttpRequest, ProviderLineStream
+from zigai.providers.http import AuthStyle, Configured
+from zigai.providers.openai.decode import decode_response
+from zigai.providers.openai.encode import EncodeOptions, encode_request
+from zigai.providers.openai.errors import OpenAIDecodeError
+from zigai.providers.openai.profiles import profile_for_model
+from zigai.providers.openai.stream import StreamDecoder
+from zigai.providers.sse import SseDecoder
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings, merge_settings
+from zigai.transport.base import Transport, TransportRequest
+
+__all__ = ["API_BASE", "Client", "OpenAIStreamedResponse", "Provider", "ResponsesClient"]
+
+API_BASE = "https://api.openai.com/v1"
+RESPONSES_PATH = "responses"
+
+
+class _LazyHttpTransport:
+    """Creates the standard HttpTransport on first use (thread-safe), then delegates."""
+
+    def __init__(self, url_policy: UrlPolicy | None) -> None:
+        self._policy = url_policy
+        self._lock = threading.Lock()
+        self._transport: Transport | None = None
+
+    def _get(self) -> Transport:
+        with self._lock:
+            if self._transport is None:
+                from zigai.transport import HttpTransport
+
+                self._transport = HttpTransport(url_policy=self._policy)
+            return self._transport
+
+    def send(self, request: TransportRequest) -> Any:
+        return self._get().send(request)
+
+    def stream_lines(self, request: TransportRequest) -> Any:
+        return self._get().stream_lines(request)
+
+
+class Provider(Configured):
+    """OpenAI's provider boundary: bearer ``api_key``, API root, headers, policy, transport.
+
+    ``organization`` / ``project`` become the ``OpenAI-Organization`` / ``OpenAI-Project``
+    configured headers.  ``name`` lets OpenAI-wire services reuse this class with their own
+    identity.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        transport: Transport | None = None,
+        base_url: str = API_BASE,
+        headers: Iterable[tuple[str, str]] = (),
+        url_policy: UrlPolicy | None = None,
+        profile_lookup: Callable[[str], ModelProfile | None] | None = None,
+        request_timeout_ms: int | None = None,
+        organization: str | None = None,
+        project: str | None = None,
+        name: str = "openai",
+        auth: AuthStyle | None = None,
+    ) -> None:
+        configured = list(headers)
+        if organization is not None:
+            configured.append(("OpenAI-Organization", organization))
+        if project is not None:
+            configured.append(("OpenAI-Project", project))
+        super().__init__(
+            name,
+            base_url,
+            transport if transport is not None else _LazyHttpTransport(url_policy),
+            credential=api_key,
+            auth=auth or AuthStyle.bearer(),
+            headers=configured,
+            url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms,
+            profile_lookup=profile_lookup,
+        )
+
+
+class OpenAIStreamedResponse(StreamedResponse):
+    """A streamed Responses API answer; the HTTP stream is already open (status checked)."""
+
+    def __init__(
+        self,
+        context: AbstractContextManager[ProviderLineStream],
+        lines: ProviderLineStream,
+        *,
+        model_name: str,
+        provider_name: str,
+    ) -> None:
+        super().__init__(model_name=model_name, provider_name=provider_name)
+        self._context = context
+        self._lines = lines
+        self._decoder = StreamDecoder(provider_name)
+
+    def _events(self) -> Iterator[ModelStreamEvent]:
+        sse = SseDecoder()
+        decoder = self._decoder
+        try:
+            for line in self._lines:
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                event = sse.feed_line(line)
+                if event is not None:
+                    yield from decoder.feed(event)
+            last = sse.finish()
+            if last is not None:
+                yield from decoder.feed(last)
+            tail = decoder.finish()
+        except OpenAIDecodeError as exc:
+            exc.status = self._lines.status
+            exc.request_id = self._lines.request_id
+            raise
+        self.usage = decoder.usage
+        self.finish_reason = decoder.finish_reason
+        self.raw_finish_reason = decoder.raw_finish_reason
+        self.provider_response_id = decoder.response_id
+        if decoder.model_name:
+            self.model_name = decoder.model_name
+        yield from tail
+
+    def _release(self) -> None:
+        context, self._context = self._context, None  # type: ignore[assignment]
+        if context is not None:
+            context.__exit__(None, None, None)
+
+
+class Client:
+    """The OpenAI Responses API as a :class:`~zigai.model.Model`.
+
+    ``settings`` are this model's defaults (merged below the request's settings);
+    ``profile`` overrides profile resolution.  ``replay_reasoning``,
+    ``include_encrypted_reasoning``, ``reasoning_summary`` and ``store`` are the typed
+    Responses-only options described in :mod:`.encode`.
+    """
+
+    _extra_body_tag = "openai"
+
+    def __init__(
+        self,
+        model_name: str,
+        provider: ProviderProtocol,
+        settings: ModelSettings | None = None,
+        *,
+        profile: ModelProfile | None = None,
+        replay_reasoning: bool = False,
+        include_encrypted_reasoning: bool = False,
+        reasoning_summary: str | None = None,
+        store: bool | None = None,
+    ) -> None:
+        if not isinstance(model_name, str) or not model_name:
+            raise ValueError("model_name must be a non-empty string")
+        self._model_name = model_name
+        self.provider = provider
+        self.settings = settings
+        resolved = profile
+        if resolved is None:
+            resolved = provider.profile_for(model_name)
+        if resolved is None:
+            resolved = profile_for_model(model_name)
+        self._profile = resolved
+        self.options = EncodeOptions(
+            provider_name=provider.name,
+            extra_body_tag=self._extra_body_tag,
+            replay_reasoning=replay_reasoning,
+            include_encrypted_reasoning=include_encrypted_reasoning,
+            reasoning_summary=reasoning_summary,
+            store=store,
+        )
+
+    # -- Model protocol -----------------------------------------------------------------------
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider_name(self) -> str:
+        return self.provider.name
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self._profile
+
+    def model(self) -> Client:
+        """The borrowed Model view: this client (keep it and its provider alive)."""
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_name={self._model_name!r}, provider={self.provider.name!r})"
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def _prepare(self, request: ModelRequest, *, stream: bool) -> ProviderHttpRequest:
+        if self.settings is not None:
+            request = _with_settings(request, merge_settings(self.settings, request.settings))
+        check_request_supported(request, self._profile)
+        body = encode_request(request, self._model_name, stream=stream, profile=self._profile,
+                              options=self.options)
+        return ProviderHttpRequest(
+            path=RESPONSES_PATH,
+            json_body=body,
+            headers=tuple(request.settings.extra_headers or ()),
+            deadline=request.effective_deadline,
+            control=request.control,
+            idempotency_key=request.idempotency_key,
+            idempotency_header=self._profile.idempotency_header,
+            error_observer=request.error_observer,
+            capture_error_body=request.capture_error_body,
+            max_error_body_bytes=request.max_error_body_bytes,
+        )
+
+    def request(self, request: ModelRequest) -> ResponseMessage:
+        """One buffered Responses API call."""
+        http_request = self._prepare(request, stream=False)
+        response = self.provider.send(http_request)
+        value = response.json()
+        try:
+            return decode_response(value, provider_name=self.provider.name,
+                                   model_name=self._model_name)
+        except OpenAIDecodeError as exc:
+            exc.status = response.status
+            exc.request_id = response.request_id
+            raise
+
+    def stream(self, request: ModelRequest) -> OpenAIStreamedResponse:
+        """One streamed call; the connection is open and its status checked on return."""
+        http_request = self._prepare(request, stream=True)
+        context = self.provider.stream_lines(http_request)
+        lines = context.__enter__()
+        try:
+            return OpenAIStreamedResponse(context, lines, model_name=self._model_name,
+                                          provider_name=self.provider.name)
+        except BaseException:  # pragma: no cover - construction cannot fail in practice
+            context.__exit__(None, None, None)
+            raise
+
+
+#: The spec's name for the Responses client when a module offers several routes.
+ResponsesClient = Client
+
+
+def _with_settings(request: ModelRequest, settings: ModelSettings) -> ModelRequest:
+    from dataclasses import replace
+
+    return replace(request, settings=settings)
