@@ -42,6 +42,7 @@ from zigai.usage import InvalidUsage, RequestUsage
 
 __all__ = [
     "OpenAICompatibleDecodeError",
+    "decode_error",
     "decode_response",
     "decode_usage",
     "finish_reason",
@@ -74,8 +75,13 @@ class OpenAICompatibleDecodeError(ProviderResponseDecodeError, ProviderError):
 
     def __init__(self, message: str, *, path: str = "$", provider_name: str = "",
                  status: int | None = None) -> None:
-        super().__init__(f"{message} at {path}", status=status, provider_name=provider_name)
+        super().__init__(message, status=status, provider_name=provider_name)
         self.path = path
+
+
+def decode_error(message: str, *, path: str = "$", provider_name: str = "") -> OpenAICompatibleDecodeError:
+    """The named decode error with its JSON path appended to the message."""
+    return OpenAICompatibleDecodeError(f"{message} at {path}", path=path, provider_name=provider_name)
 
 
 def finish_reason(raw: Any, path: str = "$.choices[0].finish_reason") -> FinishReason | None:
@@ -83,7 +89,7 @@ def finish_reason(raw: Any, path: str = "$.choices[0].finish_reason") -> FinishR
     if raw is None:
         return None
     if not isinstance(raw, str):
-        raise OpenAICompatibleDecodeError("finish_reason must be a string", path=path)
+        raise decode_error("finish_reason must be a string", path=path)
     return _FINISH.get(raw, FinishReason.other)
 
 
@@ -98,7 +104,7 @@ def decode_usage(raw: Any, path: str = "$.usage") -> RequestUsage:
     if raw is None:
         return RequestUsage()
     if not isinstance(raw, Mapping):
-        raise OpenAICompatibleDecodeError("usage must be an object", path=path)
+        raise decode_error("usage must be an object", path=path)
     input_tokens = _int(raw.get("prompt_tokens")) or 0
     output_tokens = _int(raw.get("completion_tokens")) or 0
     details: dict[str, int] = {}
@@ -137,7 +143,7 @@ def decode_usage(raw: Any, path: str = "$.usage") -> RequestUsage:
             details=details,  # type: ignore[arg-type]
         )
     except InvalidUsage as exc:
-        raise OpenAICompatibleDecodeError(f"inconsistent usage counters ({exc})", path=path) from None
+        raise decode_error(f"inconsistent usage counters ({exc})", path=path) from None
 
 
 def _text(value: Any, path: str) -> str:
@@ -150,11 +156,11 @@ def _text(value: Any, path: str) -> str:
         pieces = []
         for index, item in enumerate(value):
             if not isinstance(item, Mapping) or not isinstance(item.get("text", ""), str):
-                raise OpenAICompatibleDecodeError("content part must be a text object",
+                raise decode_error("content part must be a text object",
                                                   path=f"{path}[{index}]")
             pieces.append(item.get("text", ""))
         return "".join(pieces)
-    raise OpenAICompatibleDecodeError("content must be a string, list or null", path=path)
+    raise decode_error("content must be a string, list or null", path=path)
 
 
 def thinking_part(provider_name: str, field: str, content: str) -> ThinkingPart:
@@ -166,17 +172,17 @@ def thinking_part(provider_name: str, field: str, content: str) -> ThinkingPart:
 
 def _tool_call(raw: Any, path: str) -> ToolCallPart:
     if not isinstance(raw, Mapping):
-        raise OpenAICompatibleDecodeError("tool call must be an object", path=path)
+        raise decode_error("tool call must be an object", path=path)
     call_id = raw.get("id")
     if not isinstance(call_id, str) or not call_id:
-        raise OpenAICompatibleDecodeError("tool call id must be a non-empty string", path=f"{path}.id")
+        raise decode_error("tool call id must be a non-empty string", path=f"{path}.id")
     function = raw.get("function")
     if not isinstance(function, Mapping):
-        raise OpenAICompatibleDecodeError("tool call function must be an object",
+        raise decode_error("tool call function must be an object",
                                           path=f"{path}.function")
     name = function.get("name")
     if not isinstance(name, str) or not name:
-        raise OpenAICompatibleDecodeError("function name must be a non-empty string",
+        raise decode_error("function name must be a non-empty string",
                                           path=f"{path}.function.name")
     arguments = function.get("arguments", "")
     if arguments is None:
@@ -186,7 +192,7 @@ def _tool_call(raw: Any, path: str) -> ToolCallPart:
 
         arguments = zjson.dumps(dict(arguments))
     if not isinstance(arguments, str):
-        raise OpenAICompatibleDecodeError("function arguments must be a string",
+        raise decode_error("function arguments must be a string",
                                           path=f"{path}.function.arguments")
     return ToolCallPart(name, arguments, call_id)
 
@@ -203,7 +209,7 @@ def decode_response(
 ) -> ResponseMessage:
     """One buffered ``chat.completion`` body as a ResponseMessage."""
     if not isinstance(value, Mapping):
-        raise OpenAICompatibleDecodeError("response must be a JSON object", path="$",
+        raise decode_error("response must be a JSON object", path="$",
                                           provider_name=provider_name)
     try:
         return _decode(value, provider_name, model_name)
@@ -215,20 +221,20 @@ def decode_response(
 def _decode(value: Mapping[str, Any], provider_name: str, model_name: str | None) -> ResponseMessage:
     choices = value.get("choices")
     if not isinstance(choices, list) or not choices:
-        raise OpenAICompatibleDecodeError("choices must be a non-empty array", path="$.choices")
+        raise decode_error("choices must be a non-empty array", path="$.choices")
     choice = choices[0]
     if not isinstance(choice, Mapping):
-        raise OpenAICompatibleDecodeError("choice must be an object", path="$.choices[0]")
+        raise decode_error("choice must be an object", path="$.choices[0]")
     message = choice.get("message")
     if not isinstance(message, Mapping):
-        raise OpenAICompatibleDecodeError("message must be an object", path="$.choices[0].message")
+        raise decode_error("message must be an object", path="$.choices[0].message")
     parts: list[ResponsePart] = []
     for field in REASONING_FIELDS:
         reasoning = message.get(field)
         if reasoning is None:
             continue
         if not isinstance(reasoning, str):
-            raise OpenAICompatibleDecodeError(f"{field} must be a string",
+            raise decode_error(f"{field} must be a string",
                                               path=f"$.choices[0].message.{field}")
         if reasoning:
             parts.append(thinking_part(provider_name, field, reasoning))
@@ -239,7 +245,7 @@ def _decode(value: Mapping[str, Any], provider_name: str, model_name: str | None
     calls = message.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
-            raise OpenAICompatibleDecodeError("tool_calls must be an array",
+            raise decode_error("tool_calls must be an array",
                                               path="$.choices[0].message.tool_calls")
         for index, raw in enumerate(calls):
             parts.append(_tool_call(raw, f"$.choices[0].message.tool_calls[{index}]"))

@@ -49,6 +49,7 @@ from zigai.providers.openai_compatible.decode import (
     DETAIL_KEYS,
     REASONING_FIELDS,
     OpenAICompatibleDecodeError,
+    decode_error,
     decode_usage,
     finish_reason,
     thinking_part,
@@ -99,7 +100,7 @@ class StreamDecoder:
         self._chunks += 1
         chunk = parse_provider_json(data)
         if not isinstance(chunk, Mapping):
-            raise OpenAICompatibleDecodeError("stream chunk must be an object", path=path,
+            raise decode_error("stream chunk must be an object", path=path,
                                               provider_name=self.provider_name)
         try:
             return self._chunk(chunk, path)
@@ -128,12 +129,12 @@ class StreamDecoder:
         if choices is None:
             choices = []
         if not isinstance(choices, list):
-            raise OpenAICompatibleDecodeError("choices must be an array", path=f"{path}.choices")
+            raise decode_error("choices must be an array", path=f"{path}.choices")
         events: list[ModelStreamEvent] = []
         for position, choice in enumerate(choices):
             where = f"{path}.choices[{position}]"
             if not isinstance(choice, Mapping):
-                raise OpenAICompatibleDecodeError("choice must be an object", path=where)
+                raise decode_error("choice must be an object", path=where)
             if choice.get("index", 0) != 0:
                 continue  # only the first choice is decoded (n > 1 is not requested)
             events.extend(self._delta(choice.get("delta"), f"{where}.delta"))
@@ -152,27 +153,27 @@ class StreamDecoder:
         if delta is None:
             return []
         if not isinstance(delta, Mapping):
-            raise OpenAICompatibleDecodeError("delta must be an object", path=path)
+            raise decode_error("delta must be an object", path=path)
         events: list[ModelStreamEvent] = []
         for field in REASONING_FIELDS:
             value = delta.get(field)
             if value is None:
                 continue
             if not isinstance(value, str):
-                raise OpenAICompatibleDecodeError(f"{field} must be a string", path=f"{path}.{field}")
+                raise decode_error(f"{field} must be a string", path=f"{path}.{field}")
             if value:
                 events.append(self._thinking_delta(field, value))
             break
         content = delta.get("content")
         if content is not None:
             if not isinstance(content, str):
-                raise OpenAICompatibleDecodeError("content must be a string", path=f"{path}.content")
+                raise decode_error("content must be a string", path=f"{path}.content")
             if content:
                 events.append(self._text_delta(content))
         calls = delta.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
-                raise OpenAICompatibleDecodeError("tool_calls must be an array", path=f"{path}.tool_calls")
+                raise decode_error("tool_calls must be an array", path=f"{path}.tool_calls")
             for position, call in enumerate(calls):
                 events.extend(self._tool_delta(call, f"{path}.tool_calls[{position}]", position))
         return events
@@ -197,24 +198,24 @@ class StreamDecoder:
 
     def _tool_delta(self, call: Any, path: str, position: int) -> list[ModelStreamEvent]:
         if not isinstance(call, Mapping):
-            raise OpenAICompatibleDecodeError("tool call delta must be an object", path=path)
+            raise decode_error("tool call delta must be an object", path=path)
         wire_index = call.get("index", position)
         if isinstance(wire_index, bool) or not isinstance(wire_index, int):
-            raise OpenAICompatibleDecodeError("tool call index must be an integer", path=f"{path}.index")
+            raise decode_error("tool call index must be an integer", path=f"{path}.index")
         function = call.get("function") or {}
         if not isinstance(function, Mapping):
-            raise OpenAICompatibleDecodeError("function must be an object", path=f"{path}.function")
+            raise decode_error("function must be an object", path=f"{path}.function")
         arguments = function.get("arguments") or ""
         if not isinstance(arguments, str):
-            raise OpenAICompatibleDecodeError("arguments must be a string",
+            raise decode_error("arguments must be a string",
                                               path=f"{path}.function.arguments")
         index = self._tools.get(wire_index)
         if index is None:
             call_id, name = call.get("id"), function.get("name")
             if not isinstance(call_id, str) or not call_id:
-                raise OpenAICompatibleDecodeError("first tool call delta needs an id", path=f"{path}.id")
+                raise decode_error("first tool call delta needs an id", path=f"{path}.id")
             if not isinstance(name, str) or not name:
-                raise OpenAICompatibleDecodeError("first tool call delta needs a function name",
+                raise decode_error("first tool call delta needs a function name",
                                                   path=f"{path}.function.name")
             index, event = self._start(ToolCallPart(name, arguments, call_id))
             self._tools[wire_index] = index
