@@ -41,6 +41,11 @@ The tree (bases here, named leaves in their modules)::
     ├── ProviderError             zigai.providers.*   encoding/decoding failures of one wire protocol
     │                             zigai.providers.http InvalidProviderConfiguration,
     │                                                 InvalidProviderRequest, ProviderHeaderConflict
+    │                             zigai.providers.anthropic AnthropicDecodeError (also a
+    │                                                 ProviderResponseDecodeError), AnthropicEncodeError
+    │                             zigai.providers.google GoogleDecodeError (also a
+    │                                                 ProviderResponseDecodeError), GoogleEncodeError
+    │                             zigai.providers.vertex_ai InvalidVertexResource
     ├── SettingsError             zigai.settings      invalid or unsupported model settings
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,

@@ -1,0 +1,234 @@
+"""Anthropic Messages API adapter: ``Provider`` (credentials, root) and ``Client`` (the Model).
+
+Job
+    :class:`Provider` wraps :class:`~zigai.providers.http.Configured` with the Anthropic API root
+    (``https://api.anthropic.com/v1``), the ``anthropic`` identity and ``x-api-key`` auth.
+    :class:`Client` implements the :class:`~zigai.model.Model` protocol over ``POST messages``:
+    it checks the request against its profile *before* any I/O, encodes it once
+    (:func:`encode_request`), sends the adapter-owned ``anthropic-version`` (and, when needed,
+    ``anthropic-beta``) header, and decodes with pure functions (:func:`decode_response`,
+    :class:`StreamDecoder`).
+
+Invariants
+    * The client never sees the API key; HTTP errors are normalized by the provider.
+    * ``max_tokens`` is always sent (the API requires it): the merged setting, else
+      ``Client.max_tokens`` (default 4096).
+    * Malformed 2xx answers raise :class:`AnthropicDecodeError` (retry category ``decode``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from zigai.messages import ResponseMessage
+from zigai.model import (
+    ALL_CONTENT_KINDS,
+    ModelProfile,
+    ModelRequest,
+    StreamedResponse,
+    check_request_supported,
+)
+from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
+from zigai.providers._wire import SseModelStream, effective_request
+from zigai.providers.anthropic._decode import (
+    FINISH_REASONS,
+    StreamDecoder,
+    decode_response,
+    decode_usage,
+    finish_reason,
+)
+from zigai.providers.anthropic._encode import (
+    PROVIDER_NAME,
+    RESERVED_KEYS,
+    beta_features,
+    encode_messages,
+    encode_request,
+)
+from zigai.providers.anthropic._errors import AnthropicDecodeError, AnthropicEncodeError
+from zigai.providers.http import AuthStyle, Configured
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings
+
+__all__ = [
+    "API_BASE",
+    "API_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "FINISH_REASONS",
+    "PROVIDER_NAME",
+    "RESERVED_KEYS",
+    "AnthropicDecodeError",
+    "AnthropicEncodeError",
+    "Client",
+    "Provider",
+    "StreamDecoder",
+    "decode_response",
+    "decode_usage",
+    "default_profile",
+    "encode_messages",
+    "encode_request",
+    "finish_reason",
+]
+
+API_BASE = "https://api.anthropic.com/v1"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+
+_ANTHROPIC_SETTINGS = frozenset(
+    {"max_tokens", "temperature", "top_p", "top_k", "stop_sequences", "parallel_tool_calls",
+     "tool_choice", "allowed_tools"}
+)
+_VERSIONED = re.compile(r"^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d))?(?:$|-)")
+
+
+def _effort_levels(model_name: str) -> frozenset[str]:
+    """Effort (``output_config.effort``) is documented for Opus 4.5 and for 4.6+ models."""
+    match = _VERSIONED.match(model_name)
+    if model_name.startswith(("claude-3", "claude-2", "claude-instant")):
+        return frozenset()
+    if match is not None:
+        family, major, minor = match.group(1), int(match.group(2)), int(match.group(3) or 0)
+        if (major, minor) < (4, 5) or ((major, minor) == (4, 5) and family != "opus"):
+            return frozenset()
+    return frozenset({"low", "medium", "high", "xhigh"})
+
+
+def default_profile(model_name: str) -> ModelProfile:
+    """The built-in profile for an Anthropic model name (conservative for Claude 3)."""
+    legacy = model_name.startswith(("claude-3", "claude-2", "claude-instant"))
+    return ModelProfile(
+        supports_tools=True,
+        supports_parallel_tool_calls=True,
+        supports_system_messages=True,
+        json_object_output=False,
+        json_schema_output=not legacy,
+        supports_thinking=not legacy or model_name.startswith("claude-3-7"),
+        provider_managed_tools=frozenset({"web_search", "web_fetch"}),
+        content_kinds=frozenset({"text", "tagged-text", "image", "document", "uploaded-file",
+                                 "cache-point"}) & ALL_CONTENT_KINDS,
+        reasoning_efforts=_effort_levels(model_name),
+        service_tiers=frozenset({"auto", "standard_only"}),
+        settings=_ANTHROPIC_SETTINGS,
+    )
+
+
+class Provider(Configured):
+    """The Anthropic provider boundary: API root, ``x-api-key`` credential, transport, policy."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        api_key: str,
+        transport: Any = None,
+        *,
+        base_url: str = API_BASE,
+        headers: Iterable[tuple[str, str]] = (),
+        url_policy: UrlPolicy | None = None,
+        profile_lookup: Callable[[str], ModelProfile | None] | None = None,
+        request_timeout_ms: int | None = None,
+    ) -> None:
+        if transport is None:
+            from zigai.transport import HttpTransport
+
+            transport = HttpTransport(url_policy=url_policy)
+        super().__init__(
+            PROVIDER_NAME,
+            base_url,
+            transport,
+            credential=api_key,
+            auth=AuthStyle.header("x-api-key"),
+            headers=headers,
+            url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms,
+            profile_lookup=profile_lookup,
+        )
+
+
+class Client:
+    """A Claude model over the Messages API; implements :class:`~zigai.model.Model`."""
+
+    __slots__ = ("_model_name", "_provider", "settings", "max_tokens", "_profile")
+
+    def __init__(
+        self,
+        model_name: str,
+        provider: Any,
+        settings: ModelSettings | None = None,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        profile: ModelProfile | None = None,
+    ) -> None:
+        if not isinstance(model_name, str) or not model_name:
+            raise ValueError("model_name must be a non-empty string")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError("max_tokens must be a positive int")
+        self._model_name = model_name
+        self._provider = provider
+        self.settings = settings
+        self.max_tokens = max_tokens
+        if profile is None:
+            profile = provider.profile_for(model_name) or default_profile(model_name)
+        self._profile = profile
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider_name(self) -> str:
+        return str(getattr(self._provider, "name", PROVIDER_NAME))
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self._profile
+
+    def model(self) -> Client:
+        return self
+
+    def _prepare(self, request: ModelRequest, stream: bool) -> ProviderHttpRequest:
+        request = effective_request(request, self.settings)
+        check_request_supported(request, self._profile)
+        body = encode_request(
+            request, model_name=self._model_name, max_tokens=self.max_tokens, stream=stream
+        )
+        headers: list[tuple[str, str]] = [("anthropic-version", API_VERSION)]
+        betas = beta_features(request)
+        if betas:
+            headers.append(("anthropic-beta", ",".join(betas)))
+        headers.extend(request.settings.extra_headers or ())
+        return ProviderHttpRequest(
+            path="messages",
+            json_body=body,
+            headers=tuple(headers),
+            deadline=request.deadline,
+            control=request.control,
+            idempotency_key=request.idempotency_key,
+            idempotency_header=self._profile.idempotency_header,
+            error_observer=request.error_observer,
+            capture_error_body=request.capture_error_body,
+            max_error_body_bytes=request.max_error_body_bytes,
+        )
+
+    def request(self, request: ModelRequest) -> ResponseMessage:
+        http_request = self._prepare(request, stream=False)
+        response = self._provider.send(http_request)
+        try:
+            value = response.json()
+            return decode_response(value, model_name=self._model_name)
+        except AnthropicDecodeError as exc:
+            exc.status, exc.request_id = response.status, response.request_id
+            raise
+        except ProviderResponseDecodeError as exc:
+            raise AnthropicDecodeError(str(exc), status=response.status,
+                                       request_id=response.request_id) from None
+
+    def stream(self, request: ModelRequest) -> StreamedResponse:
+        http_request = self._prepare(request, stream=True)
+        return SseModelStream(
+            self._provider.stream_lines(http_request),
+            StreamDecoder(self._model_name),
+            model_name=self._model_name,
+            provider_name=self.provider_name,
+        )
