@@ -1,0 +1,239 @@
+"""Agent-loop workloads: text runs, tool loops, structured output and parallel tools.
+
+Each workload builds its agent once and times complete ``run`` calls against a
+``FunctionModel`` (no I/O), so the numbers measure the loop itself: message
+construction, validation, settings, the tool step and output checks.  The peer
+side does the same with PydanticAI's ``Agent.run_sync`` and its
+``FunctionModel``; ``pydantic_ai`` is imported only inside the peer functions.
+
+``WORKLOADS`` is picked up by ``scripts/bench.py``.  Every ``run``/``peer``
+callable takes a repetition count and returns the median of that many timed
+batches.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["WORKLOADS"]
+
+_BATCH = 200
+_STEPS = 10
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+def _median(reps: int, once: Callable[[], float]) -> float:
+    once()  # warm-up: caches, imports, thread pools
+    return statistics.median(once() for _ in range(max(1, reps)))
+
+
+def _per_second(run_once: Callable[[], Any], batch: int = _BATCH) -> Callable[[], float]:
+    def timed() -> float:
+        start = time.perf_counter()
+        for _ in range(batch):
+            run_once()
+        return batch / (time.perf_counter() - start)
+
+    return timed
+
+
+def _seconds(run_once: Callable[[], Any], batch: int) -> Callable[[], float]:
+    def timed() -> float:
+        start = time.perf_counter()
+        for _ in range(batch):
+            run_once()
+        return (time.perf_counter() - start) / batch
+
+    return timed
+
+
+# -- zigai -------------------------------------------------------------------------------------
+
+
+def _zigai_text_agent() -> Any:
+    from zigai.agent import Agent
+    from zigai.messages import ResponseMessage, TextPart
+    from zigai.testing import FunctionModel
+
+    answer = ResponseMessage((TextPart("hello"),))
+    return Agent(FunctionModel(lambda messages, info: answer), instructions="Be brief.")
+
+
+def _zigai_tool_agent(steps: int) -> Any:
+    from zigai.agent import Agent
+    from zigai.messages import RequestMessage, ResponseMessage, TextPart, ToolCallPart
+    from zigai.reflect import tool
+    from zigai.testing import FunctionModel
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    def decide(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
+        done = sum(1 for m in messages if isinstance(m, RequestMessage)) - 1
+        if done < steps:
+            return ResponseMessage((ToolCallPart("add", '{"a":1,"b":2}', f"c{done}"),))
+        return ResponseMessage((TextPart("3"),))
+
+    return Agent(FunctionModel(decide), tools=[tool("add", "Add two numbers.", add)],
+                 limits=_limits(steps))
+
+
+def _limits(steps: int) -> Any:
+    from zigai.agent import RunLimits
+
+    return RunLimits(max_requests=steps + 2)
+
+
+def zigai_text_run_per_s(reps: int) -> float:
+    agent = _zigai_text_agent()
+    return _median(reps, _per_second(lambda: agent.run("Hello").close()))
+
+
+def zigai_tool_loop_per_s(reps: int) -> float:
+    agent = _zigai_tool_agent(1)
+    return _median(reps, _per_second(lambda: agent.run("Add").close()))
+
+
+def zigai_marginal_tool_step_us(reps: int) -> float:
+    base = _zigai_tool_agent(0)
+    many = _zigai_tool_agent(_STEPS)
+    t0 = _median(reps, _seconds(lambda: base.run("Add").close(), 50))
+    t1 = _median(reps, _seconds(lambda: many.run("Add").close(), 50))
+    return max(0.0, (t1 - t0) / _STEPS * 1e6)
+
+
+def zigai_parallel_8x100ms_s(reps: int) -> float:
+    from zigai.agent import Agent
+    from zigai.messages import RequestMessage, ResponseMessage, TextPart, ToolCallPart
+    from zigai.reflect import tool
+    from zigai.testing import FunctionModel
+
+    def nap(n: int) -> int:
+        time.sleep(0.1)
+        return n
+
+    def decide(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
+        if sum(1 for m in messages if isinstance(m, RequestMessage)) == 1:
+            return ResponseMessage(tuple(ToolCallPart("nap", f'{{"n":{i}}}', f"c{i}") for i in range(8)))
+        return ResponseMessage((TextPart("done"),))
+
+    agent = Agent(FunctionModel(decide), tools=[tool("nap", "Sleep 0.1 s.", nap)])
+    return _median(reps, _seconds(lambda: agent.run("Nap").close(), 1))
+
+
+def zigai_structured_output_per_s(reps: int) -> float:
+    from zigai.agent import Agent
+    from zigai.messages import ResponseMessage, ToolCallPart
+    from zigai.testing import FunctionModel
+
+    answer = ResponseMessage((ToolCallPart("Point", '{"x":1,"y":2}', "c1"),))
+    agent = Agent(FunctionModel(lambda messages, info: answer))
+    return _median(reps, _per_second(lambda: agent.run_typed(Point, "Point", mode="tool").close()))
+
+
+# -- PydanticAI peer ---------------------------------------------------------------------------
+
+
+def _peer_text_agent() -> Any:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.models.function import FunctionModel
+
+    return Agent(FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("hello")])),
+                 instructions="Be brief.")
+
+
+def _peer_tool_agent(steps: int) -> Any:
+    from pydantic_ai import Agent, UsageLimits
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def decide(messages: list[Any], info: Any) -> Any:
+        done = sum(1 for m in messages if isinstance(m, ModelRequest)) - 1
+        if done < steps:
+            return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2}, f"c{done}")])
+        return ModelResponse(parts=[TextPart("3")])
+
+    agent = Agent(FunctionModel(decide))
+
+    @agent.tool_plain
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    limits = UsageLimits(request_limit=steps + 2)
+    return lambda: agent.run_sync("Add", usage_limits=limits)
+
+
+def peer_text_run_per_s(reps: int) -> float:
+    agent = _peer_text_agent()
+    return _median(reps, _per_second(lambda: agent.run_sync("Hello"), 50))
+
+
+def peer_tool_loop_per_s(reps: int) -> float:
+    run = _peer_tool_agent(1)
+    return _median(reps, _per_second(run, 50))
+
+
+def peer_marginal_tool_step_us(reps: int) -> float:
+    base = _peer_tool_agent(0)
+    many = _peer_tool_agent(_STEPS)
+    t0 = _median(reps, _seconds(base, 10))
+    t1 = _median(reps, _seconds(many, 10))
+    return max(0.0, (t1 - t0) / _STEPS * 1e6)
+
+
+def peer_parallel_8x100ms_s(reps: int) -> float:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def decide(messages: list[Any], info: Any) -> Any:
+        if sum(1 for m in messages if isinstance(m, ModelRequest)) == 1:
+            return ModelResponse(parts=[ToolCallPart("nap", {"n": i}, f"c{i}") for i in range(8)])
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(decide))
+
+    @agent.tool_plain
+    def nap(n: int) -> int:
+        """Sleep 0.1 s."""
+        time.sleep(0.1)
+        return n
+
+    return _median(reps, _seconds(lambda: agent.run_sync("Nap"), 1))
+
+
+def peer_structured_output_per_s(reps: int) -> float:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def decide(messages: list[Any], info: Any) -> Any:
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"x": 1, "y": 2}, "c1")])
+
+    agent = Agent(FunctionModel(decide), output_type=Point)
+    return _median(reps, _per_second(lambda: agent.run_sync("Point"), 50))
+
+
+WORKLOADS: list[dict[str, Any]] = [
+    {"name": "text_run_per_s", "unit": "runs/s", "lower_is_better": False,
+     "run": zigai_text_run_per_s, "peer": peer_text_run_per_s},
+    {"name": "tool_loop_per_s", "unit": "runs/s", "lower_is_better": False,
+     "run": zigai_tool_loop_per_s, "peer": peer_tool_loop_per_s},
+    {"name": "marginal_tool_step_us", "unit": "us", "lower_is_better": True,
+     "run": zigai_marginal_tool_step_us, "peer": peer_marginal_tool_step_us},
+    {"name": "parallel_8x100ms_s", "unit": "s", "lower_is_better": True,
+     "run": zigai_parallel_8x100ms_s, "peer": peer_parallel_8x100ms_s},
+    {"name": "structured_output_per_s", "unit": "runs/s", "lower_is_better": False,
+     "run": zigai_structured_output_per_s, "peer": peer_structured_output_per_s},
+]
