@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+"""Replay the conformance corpus through the real Agent, adapters and a strict ReplayTransport.
+
+Usage::
+
+    python scripts/conformance.py [--scenarios FILE] [PATH ...]
+
+PATHs are cassette files or folders (default: ``$ZIGAI_CONFORMANCE_DIR/zigai-cassettes``,
+where ``ZIGAI_CONFORMANCE_DIR`` defaults to ``../shared/conformance`` beside the checkout).
+For every cassette the runner finds the scenario family in
+``cassettes/conformance-scenarios.yaml`` (``--scenarios FILE`` entries take precedence),
+builds the neutral run it describes and replays it with strict matching of method, URI and
+JSON body value.  From a recording it takes only the provider route (URI), the model id (the
+``model`` field or the Gemini resource path) and the named provider (file name); prompts,
+tools, settings and expectations come from the scenario.
+
+Prints ``PASS path``, ``FAIL path: reason`` or ``SKIP path: reason`` per cassette and ends
+with ``N passed, M failed, K skipped``.  Exits 1 when anything failed.  Routes that belong to
+later work are skipped with that reason, never passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import yaml  # noqa: E402
+
+DEFAULT_SCENARIOS = ROOT / "cassettes" / "conformance-scenarios.yaml"
+FAMILIES = frozenset(
+    {"buffered", "function-tool", "streamed-text", "streamed-function-tool",
+     "structured-output", "thinking", "provider-error"}
+)
+STREAMED_FAMILIES = frozenset({"streamed-text", "streamed-function-tool", "thinking"})
+EXPECT_KEYS = frozenset(
+    {"output", "output_contains", "tool_calls", "requests", "thinking", "error", "status"}
+)
+SCENARIO_KEYS = frozenset(
+    {"match", "family", "system", "prompt", "tool", "settings", "output_schema", "output_name",
+     "retry", "runs", "expect"}
+)
+# Routes the corpus records but this port implements in later work.
+LATER_WORK = {
+    "bedrock-converse": "Bedrock Converse route is later work",
+    "azure-responses": "Azure OpenAI Responses route is later work",
+    "mistral-conversations": "Mistral Conversations route is later work",
+    "cohere-v2": "Cohere v2 native chat route is later work",
+}
+NAMED_COMPATIBLE = (
+    "azure_openai", "bedrock", "cerebras", "cohere", "crusoe", "deepseek", "doubleword", "groq",
+    "huggingface", "mistral", "ollama", "openrouter", "ovhcloud", "snowflake", "together", "zai",
+)
+
+
+class ScenarioError(Exception):
+    """The scenarios file is malformed."""
+
+
+class Skip(Exception):
+    """This cassette cannot run here, for the stated reason."""
+
+
+def default_corpus() -> Path:
+    base = os.environ.get("ZIGAI_CONFORMANCE_DIR") or str(ROOT.parent / "shared" / "conformance")
+    return Path(base) / "zigai-cassettes"
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+@dataclass(frozen=True)
+class Scenario:
+    match: str
+    family: str
+    prompt: str
+    system: str | None = None
+    tool: dict[str, Any] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    output_name: str = "response"
+    retry: dict[str, Any] | None = None
+    runs: tuple[dict[str, Any], ...] = ()
+    expect: dict[str, Any] = field(default_factory=dict)
+
+
+def load_scenarios(path: Path) -> list[Scenario]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
+        raise ScenarioError(f"{path}: expected a mapping with a 'scenarios' list")
+    found = []
+    for index, raw in enumerate(data["scenarios"]):
+        where = f"{path}: scenarios[{index}]"
+        if not isinstance(raw, dict):
+            raise ScenarioError(f"{where}: must be a mapping")
+        unknown = set(raw) - SCENARIO_KEYS
+        if unknown:
+            raise ScenarioError(f"{where}: unknown keys {sorted(unknown)}")
+        for key in ("match", "family", "prompt"):
+            if not isinstance(raw.get(key), str) or not raw[key]:
+                raise ScenarioError(f"{where}: '{key}' is required")
+        if raw["family"] not in FAMILIES:
+            raise ScenarioError(f"{where}: unknown family {raw['family']!r}")
+        expectations = [raw.get("expect") or {}] + [r.get("expect") or {} for r in raw.get("runs") or []]
+        for expect in expectations:
+            bad = set(expect) - EXPECT_KEYS
+            if bad:
+                raise ScenarioError(f"{where}: unknown expectation keys {sorted(bad)}")
+        if raw["family"] == "provider-error" and not raw.get("runs"):
+            raise ScenarioError(f"{where}: provider-error scenarios need 'runs'")
+        if raw["family"] == "structured-output" and not isinstance(raw.get("output_schema"), dict):
+            raise ScenarioError(f"{where}: structured-output scenarios need 'output_schema'")
+        found.append(
+            Scenario(
+                match=raw["match"], family=raw["family"], prompt=raw["prompt"],
+                system=raw.get("system"), tool=raw.get("tool"),
+                settings=dict(raw.get("settings") or {}), output_schema=raw.get("output_schema"),
+                output_name=raw.get("output_name", "response"), retry=raw.get("retry"),
+                runs=tuple(raw.get("runs") or ()), expect=dict(raw.get("expect") or {}),
+            )
+        )
+    return found
+
+
+def find_scenario(relative: str, scenarios: list[Scenario]) -> Scenario | None:
+    for scenario in scenarios:
+        if fnmatch.fnmatchcase(relative, scenario.match):
+            return scenario
+    return None
+
+
+# --------------------------------------------------------------------------- routes
+
+
+@dataclass(frozen=True)
+class Route:
+    kind: str
+    api_root: str
+    model_id: str
+    named: str | None
+
+
+def detect_route(path: Path, first: Any) -> Route:
+    uri = first.uri
+    parts = urlsplit(uri)
+    body = first.request_body
+    content = body.content if body is not None and body.type == "json" else {}
+    model_id = content.get("model") if isinstance(content, dict) else None
+    stem = path.stem
+    named = next((n for n in sorted(NAMED_COMPATIBLE, key=len, reverse=True)
+                  if stem == n or stem.startswith(n + "_")), None)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    p = parts.path
+    if p.endswith("/converse") or p.endswith("/converse-stream"):
+        return Route("bedrock-converse", origin, "", None)
+    if p.endswith("/conversations"):
+        return Route("mistral-conversations", origin, "", None)
+    if p.endswith("/v2/chat"):
+        return Route("cohere-v2", origin, "", None)
+    if ":generateContent" in p or ":streamGenerateContent" in p:
+        root, _, rest = p.partition("/models/")
+        return Route("gemini", origin + root, rest.split(":", 1)[0], None)
+    if p.endswith("/chat/completions"):
+        return Route("chat-completions", origin + p[: -len("/chat/completions")], model_id or "", named)
+    if p.endswith("/responses"):
+        kind = "azure-responses" if parts.netloc.endswith(".openai.azure.com") else "openai-responses"
+        return Route(kind, origin + p[: -len("/responses")], model_id or "", None)
+    if p.endswith("/messages"):
+        return Route("anthropic-messages", origin + p[: -len("/messages")], model_id or "", None)
+    raise Skip(f"no adapter route recognizes {uri}")
+
+
+def _import(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise Skip(f"{module} is not implemented yet ({exc})") from None
+
+
+def build_model(route: Route, transport: Any) -> Any:
+    """The adapter client for a route, configured only from route facts."""
+    from zigai.security import UrlPolicy
+
+    if route.kind in LATER_WORK:
+        raise Skip(LATER_WORK[route.kind])
+    host = urlsplit(route.api_root).hostname or ""
+    # Recordings on reserved test hosts (*.test) need an explicit local-development policy.
+    policy = UrlPolicy.local_development() if host.endswith(".test") else UrlPolicy()
+    key = "sk-conformance-not-a-secret"
+    if route.kind == "openai-responses":
+        openai = _import("zigai.providers.openai")
+        provider = openai.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
+        return openai.Client(route.model_id, provider)
+    if route.kind == "anthropic-messages":
+        anthropic = _import("zigai.providers.anthropic")
+        provider = anthropic.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
+        return anthropic.Client(route.model_id, provider)
+    if route.kind == "gemini":
+        google = _import("zigai.providers.google")
+        provider = google.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
+        return google.Client(route.model_id, provider)
+    if route.kind == "chat-completions":
+        if route.named is None:
+            compat = _import("zigai.providers.openai_compatible")
+            provider = compat.Provider(
+                key, transport=transport, base_url=route.api_root, name="openai_compatible",
+                url_policy=policy,
+            )
+            return compat.Client(route.model_id, provider)
+        module = _import(f"zigai.providers.{route.named}")
+        factory: Callable[..., Any] | None = getattr(module, "conformance_provider", None)
+        if factory is not None:
+            provider = factory(key, transport=transport, api_root=route.api_root)
+        else:
+            provider = module.Provider(key, transport=transport)
+        return module.Client(route.model_id, provider)
+    raise Skip(f"route {route.kind} is not implemented")
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def _build_agent(scenario: Scenario, model: Any) -> Any:
+    from zigai.agent import Agent, OutputSpec
+    from zigai.retry import RetryPolicy
+    from zigai.settings import ModelSettings
+    from zigai.tool import Tool
+
+    tools = []
+    if scenario.tool is not None:
+        spec = scenario.tool
+        returns = spec.get("returns")
+
+        def _weather(args: dict[str, Any]) -> Any:
+            return returns
+
+        tools.append(
+            Tool.manual(
+                spec["name"], spec.get("description", ""),
+                spec.get("parameters", {"type": "object"}), _weather,
+            )
+        )
+    output = OutputSpec.text()
+    if scenario.output_schema is not None:
+        output = OutputSpec.json_schema(scenario.output_name, scenario.output_schema)
+    retry = None
+    if scenario.retry is not None:
+        retry = RetryPolicy(
+            max_attempts=int(scenario.retry.get("max_attempts", 1)),
+            retry_on=frozenset(scenario.retry.get("retry_on", ())),
+            initial_delay_ms=0, max_delay_ms=0, jitter=False, honor_retry_after=False,
+        )
+    kwargs: dict[str, Any] = {}
+    if scenario.system is not None:
+        kwargs["system_prompt"] = scenario.system
+    return Agent(
+        model=model, tools=tools, output=output,
+        model_settings=ModelSettings(**scenario.settings) if scenario.settings else None,
+        retry_policy=retry, **kwargs,
+    )
+
+
+def _run_once(agent: Any, scenario: Scenario) -> Any:
+    if scenario.family in STREAMED_FAMILIES:
+        run_stream = getattr(agent, "run_stream", None)
+        if run_stream is None:
+            raise Skip("Agent.run_stream is not implemented yet")
+        with run_stream(scenario.prompt) as stream:
+            for _ in stream:
+                pass
+            return stream.result()
+    return agent.run(scenario.prompt)
+
+
+def _tool_calls(messages: Iterable[Any]) -> list[dict[str, Any]]:
+    from zigai.messages import ResponseMessage, ToolCallPart
+
+    calls = []
+    for message in messages:
+        if isinstance(message, ResponseMessage):
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    calls.append({"name": part.tool_name, "args": part.args_as_dict()})
+    return calls
+
+
+def check_result(result: Any, expect: dict[str, Any]) -> None:
+    from zigai.messages import ResponseMessage, ThinkingPart
+
+    output = result.output
+    if "output" in expect:
+        want = expect["output"]
+        got = output
+        if isinstance(want, (dict, list)) and isinstance(got, str):
+            got = json.loads(got)
+        if got != want:
+            raise AssertionError(f"output {got!r} != expected {want!r}")
+    if "output_contains" in expect:
+        if not isinstance(output, str) or expect["output_contains"].lower() not in output.lower():
+            raise AssertionError(f"output {output!r} does not contain {expect['output_contains']!r}")
+    if "tool_calls" in expect:
+        got_calls = _tool_calls(result.messages)
+        if got_calls != expect["tool_calls"]:
+            raise AssertionError(f"tool calls {got_calls!r} != expected {expect['tool_calls']!r}")
+    if "requests" in expect and result.usage.requests != expect["requests"]:
+        raise AssertionError(f"{result.usage.requests} model requests, expected {expect['requests']}")
+    if expect.get("thinking"):
+        last = [m for m in result.messages if isinstance(m, ResponseMessage)][-1]
+        if not any(isinstance(p, ThinkingPart) for p in last.parts):
+            raise AssertionError("final response carries no thinking part")
+
+
+def _error_category(exc: BaseException) -> str:
+    from zigai import provider as p
+    from zigai.errors import ProviderError
+
+    if isinstance(exc, p.RateLimited):
+        return "rate_limit"
+    if isinstance(exc, p.ProviderServerError):
+        return "server_error"
+    if isinstance(exc, p.ProviderResponseDecodeError):
+        return "decode"
+    if isinstance(exc, ProviderError) and "Decode" in type(exc).__name__:
+        return "decode"
+    if isinstance(exc, p.ProviderBadRequest):
+        return "bad_request"
+    if isinstance(exc, p.ProviderAuthError):
+        return "auth"
+    if isinstance(exc, p.ProviderNotFound):
+        return "not_found"
+    if isinstance(exc, p.ProviderClientError):
+        return "client_error"
+    return type(exc).__name__
+
+
+def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
+    from support.cassettes import ReplayTransport
+
+    scenario = find_scenario(relative, scenarios)
+    if scenario is None:
+        raise Skip("no scenario matches this cassette")
+    transport = ReplayTransport.load(path)
+    route = detect_route(path, transport.interactions[0])
+    model = build_model(route, transport)
+    agent = _build_agent(scenario, model)
+    if scenario.family == "provider-error":
+        for index, run in enumerate(scenario.runs):
+            expect = run.get("expect") or {}
+            try:
+                result = _run_once(agent, scenario)
+            except Exception as exc:  # noqa: BLE001 - the expectation decides
+                if "error" not in expect:
+                    raise AssertionError(f"run {index}: unexpected {type(exc).__name__}: {exc}") from exc
+                category = _error_category(exc)
+                if category != expect["error"]:
+                    raise AssertionError(
+                        f"run {index}: error {category} ({type(exc).__name__}: {exc}) "
+                        f"!= expected {expect['error']}"
+                    ) from exc
+                if "status" in expect and getattr(exc, "status", None) != expect["status"]:
+                    raise AssertionError(
+                        f"run {index}: status {getattr(exc, 'status', None)} != {expect['status']}"
+                    ) from exc
+                continue
+            with result:
+                if "error" in expect:
+                    raise AssertionError(f"run {index}: expected {expect['error']}, got success")
+                check_result(result, expect)
+    else:
+        with _run_once(agent, scenario) as result:
+            check_result(result, scenario.expect)
+    transport.assert_all_consumed()
+
+
+def iter_cassettes(paths: list[Path]) -> Iterable[tuple[Path, Path]]:
+    for base in paths:
+        if base.is_file():
+            yield base, base.parent
+        else:
+            for path in sorted(base.rglob("*.yaml")):
+                yield path, base
+
+
+def run(paths: list[Path], scenarios: list[Scenario], out: Any = sys.stdout) -> tuple[int, int, int]:
+    passed = failed = skipped = 0
+    for path, base in iter_cassettes(paths):
+        relative = path.relative_to(base).as_posix()
+        try:
+            run_cassette(path, relative, scenarios)
+        except Skip as exc:
+            skipped += 1
+            print(f"SKIP {relative}: {exc}", file=out)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
+            failed += 1
+            reason = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:600]
+            print(f"FAIL {relative}: {reason}", file=out)
+            if os.environ.get("ZIGAI_CONFORMANCE_TRACEBACK"):
+                traceback.print_exc(file=out)
+        else:
+            passed += 1
+            print(f"PASS {relative}", file=out)
+    print(f"{passed} passed, {failed} failed, {skipped} skipped", file=out)
+    return passed, failed, skipped
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Replay the conformance corpus strictly.")
+    parser.add_argument("--scenarios", type=Path, help="extra scenarios (take precedence)")
+    parser.add_argument("paths", nargs="*", type=Path, help="cassette files or folders")
+    args = parser.parse_args(argv)
+    scenarios = load_scenarios(DEFAULT_SCENARIOS)
+    if args.scenarios is not None:
+        scenarios = load_scenarios(args.scenarios) + scenarios
+    paths = args.paths or [default_corpus()]
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        parser.error(f"not found: {', '.join(map(str, missing))}")
+    _, failed, _ = run(paths, scenarios)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
