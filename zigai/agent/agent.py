@@ -237,18 +237,26 @@ class Agent:
         model_layer = getattr(self.model, "settings", None)
         if not isinstance(model_layer, ModelSettings):
             model_layer = None
+        try:
+            key = ("settings", model_layer)
+            hash(key)
+        except TypeError:  # an unhashable extension body: merge without caching
+            return merge_settings(model_layer, self.model_settings)
+        return self._cached(key, lambda: merge_settings(model_layer, self.model_settings))
+
+    def prepared_output(self, profile: ModelProfile) -> PreparedOutput:
+        """The agent's output spec prepared for ``profile``; cached per profile."""
+        return self._cached(("output", profile), lambda: prepare_output(self.output, profile))
+
+    def typed_output(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> PreparedOutput:
+        """The prepared output ``run_typed`` uses for type ``tp``; cached per type, mode, profile."""
         return self._cached(
-            ("settings", id(model_layer)),
-            lambda: merge_settings(model_layer, self.model_settings),
+            ("typed", tp, mode, profile),
+            lambda: prepare_output(self.typed_spec(tp, mode, profile), profile),
         )
 
-    def prepared_output(self, profile: ModelProfile, spec: OutputSpec | None = None) -> PreparedOutput:
-        """The agent's output spec (or ``spec``) prepared for ``profile``; cached."""
-        chosen = self.output if spec is None else spec
-        return self._cached(("output", id(chosen), profile), lambda: prepare_output(chosen, profile))
-
     def typed_spec(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> OutputSpec:
-        """The output spec ``run_typed`` uses for type ``tp``; cached per type and mode."""
+        """The output spec ``run_typed`` derives for type ``tp`` (schema from zigai.reflect)."""
 
         def build() -> OutputSpec:
             from zigai.reflect import json_schema
@@ -275,7 +283,7 @@ class Agent:
                 return OutputSpec.prompted([choice])
             raise InvalidAgentConfiguration(f"unknown typed output mode {chosen!r}")
 
-        return self._cached(("typed", tp, mode, profile), build)
+        return build()
 
     # -- entry points ----------------------------------------------------------------------------
 

@@ -142,7 +142,7 @@ class TypedResult(Result, Generic[T]):
     def value(self) -> T:
         """The final output decoded into the requested type."""
         self._check()
-        return self._output  # type: ignore[no-any-return]
+        return self._output
 
     @property
     def json(self) -> Any:

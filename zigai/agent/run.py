@@ -104,8 +104,7 @@ class AgentRun:
         self.typed = output_type is not None
         self.decoder: Callable[[Any], Any] | None = None
         if self.typed:
-            spec = agent.typed_spec(output_type, typed_mode, profile)
-            self.output: PreparedOutput = agent.prepared_output(profile, spec)
+            self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
             from zigai.reflect import decode
 
             self.decoder = lambda value: decode(output_type, value)
@@ -135,7 +134,7 @@ class AgentRun:
         self.final_json: Any = None
         self.final_name: str | None = None
         self._scheduler: Any = None
-        self._processors = agent.history_processors + tuple(options.history_processors)
+        self._processors = tuple(agent.history_processors) + tuple(options.history_processors)
 
     # -- driving ----------------------------------------------------------------------------
 
@@ -216,7 +215,7 @@ class AgentRun:
                     )
                 if value:
                     resolved.append(value)
-        resolved.extend(self.options.instructions)
+        resolved.extend(self.options.instructions or ())
         if self.output.instruction:
             resolved.append(self.output.instruction)
         self.instructions = tuple(i for i in resolved if i)
@@ -230,9 +229,9 @@ class AgentRun:
     def _resolve_tools(self) -> tuple[Any, ...]:
         agent = self.agent
         if not agent.toolsets:
-            cached = agent._cached(("tools",), lambda: _tool_table(agent.tools))
+            cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
             self.step_tools = cached[0]
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         from zigai.toolset import ToolPrepareContext, resolve_tools
 
         ctx = ToolPrepareContext(
