@@ -29,14 +29,17 @@ from zigai.agent import (
 from zigai.errors import AgentError
 from zigai.messages import (
     FinishReason,
+    ImageContent,
     RequestMessage,
     ResponseMessage,
     RetryPromptPart,
+    TextContent,
     TextPart,
+    UrlSource,
     UserPromptPart,
 )
 from zigai.model import ModelProfile, UnsupportedModelFeature
-from zigai.output import OutputResult, OutputSpec
+from zigai.output import OutputChoice, OutputResult, OutputSpec
 from zigai.reflect import tool
 from zigai.settings import ModelSettings, UnsupportedModelSetting
 from zigai.testing import FunctionModel, TestModel
@@ -248,11 +251,27 @@ def test_unsupported_features_fail_before_the_model_is_called() -> None:
     with pytest.raises(UnsupportedModelFeature):
         Agent(model, tools=[echo]).run("hi")
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
+    bare = FunctionModel(lambda m, i: calls.append(1) or reply("x"),
+                         profile=ModelProfile(supports_tools=False, json_object_output=False,
+                                              json_schema_output=False))
     for spec in (OutputSpec.json_object(), OutputSpec.json_schema("out", schema),
-                 OutputSpec.tool([]) if False else OutputSpec.json_schema("o", schema)):
+                 OutputSpec.tool([OutputChoice("out", schema)])):
         with pytest.raises(UnsupportedModelFeature):
-            Agent(model, output=spec).run("hi")
-    assert calls == [] and model.request_count == 0
+            Agent(bare, output=spec).run("hi")
+    image = ImageContent(UrlSource("https://example.com/cat.png"))
+    with pytest.raises(UnsupportedModelFeature):
+        Agent(model).run([TextContent("look"), image])
+    assert calls == [] and model.request_count == 0 and bare.request_count == 0
+
+
+def test_history_processors_shape_the_provider_view_but_never_the_owned_history() -> None:
+    script = Script([reply("one"), reply("two")])
+    with Agent(script.model).run("first") as r1:
+        history = r1.messages
+    keep_last = lambda view: view[-1:]  # noqa: E731
+    with Agent(script.model, history_processors=[keep_last]).run("second", message_history=history) as r2:
+        assert script.requests[1].messages == (r2.messages[-2],)
+        assert len(r2.messages) == 4
 
 
 def test_requires_approval_tool_raises_pause_required_before_any_call_runs() -> None:
