@@ -297,13 +297,13 @@ def _encode_response_part(part: Any, options: EncodeOptions, out: list[dict[str,
             summaries = [str(s) for s in details["summary"]]
         else:
             summaries = [part.content] if part.content else []
-        item: dict[str, Any] = {
+        reasoning: dict[str, Any] = {
             "type": "reasoning", "id": item_id,
             "summary": [{"type": "summary_text", "text": s} for s in summaries],
         }
         if part.signature is not None:
-            item["encrypted_content"] = part.signature
-        out.append(item)
+            reasoning["encrypted_content"] = part.signature
+        out.append(reasoning)
     elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
         return  # provider-executed; see the replay rule
     elif isinstance(part, SpeechPart):
@@ -435,8 +435,8 @@ def encode_input(
             for part in message.parts:
                 _encode_request_part(part, options, items)
         elif isinstance(message, ResponseMessage):
-            for part in message.parts:
-                _encode_response_part(part, options, items)
+            for response_part in message.parts:
+                _encode_response_part(response_part, options, items)
         else:
             raise OpenAIEncodeError(f"unknown message {type(message).__name__}")
     return items

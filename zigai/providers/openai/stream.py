@@ -134,7 +134,7 @@ class StreamDecoder:
             return []
         self._events += 1
         path = f"$event[{self._events}]"
-        payload = obj(parse_provider_json(data), path)
+        payload = dict(obj(parse_provider_json(data), path))
         kind = string(payload, "type", path)
         out: list[ModelStreamEvent] = []
         handler = _HANDLERS.get(kind or "")
@@ -191,15 +191,14 @@ class StreamDecoder:
                 index = self._text_index(item_id, content_index, out)
                 self._end(index, part, out)
         elif kind in ("reasoning", "function_call") and item_id is not None:
-            index = self._items.get(item_id)
+            found = self._items.get(item_id)
             if parts:
-                if index is None:
-                    index = self._start(parts[0], out)
-                    self._items[item_id] = index
-                self._end(index, parts[0], out)
-            elif index is not None and index in self._open:
+                if found is None:
+                    found = self._items[item_id] = self._start(parts[0], out)
+                self._end(found, parts[0], out)
+            elif found is not None and found in self._open:
                 # an incomplete call: nothing usable to end with; keep what streamed
-                self._end(index, self._parts[index], out)
+                self._end(found, self._parts[found], out)
         else:
             for part in parts:
                 index = self._start(part, out)
