@@ -46,6 +46,8 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.google GoogleDecodeError (also a
     │                                                 ProviderResponseDecodeError), GoogleEncodeError
     │                             zigai.providers.vertex_ai InvalidVertexResource
+    │                             zigai.providers.openai OpenAIDecodeError (also a
+    │                                                 ProviderResponseDecodeError), OpenAIEncodeError
     ├── SettingsError             zigai.settings      invalid or unsupported model settings
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
