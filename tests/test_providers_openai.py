@@ -783,3 +783,18 @@ def test_corpus_error_sequence_maps_each_status(conformance_root: Path) -> None:
         client.request(request)
     assert info.value.code == "bad_request_code"
     transport.assert_all_consumed()
+
+
+def test_the_responses_client_runs_over_an_azure_provider_with_its_identity() -> None:
+    from zigai.providers import azure_openai
+
+    transport = _mock(MockResponse.of_json({"status": "completed", "output": [
+        {"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "ok"}]}]}))
+    provider = azure_openai.Provider("az-key", transport, resource="myres")
+    client = Client("gpt-4o", provider, profile=profile_for_model("gpt-4o"))
+    response = client.request(_request())
+    sent = transport.requests[0]
+    assert sent.url == "https://myres.openai.azure.com/openai/v1/responses"
+    assert ("api-key", "az-key") in sent.headers
+    assert response.provider_name == "azure_openai"
+    assert response.parts[0].provider == ProviderPart("azure_openai", id="m1")  # type: ignore[union-attr]
