@@ -22,6 +22,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 NestingTooDeep, TooManyItems)
     ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
     │                             zigai.usage         InvalidUsage
+    │                             zigai.pricing       InvalidPrice, InvalidPriceTable
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
     │                                                 HistoryTooLarge, HistoryClosed,
     │                                                 InvalidHistoryProcessor
