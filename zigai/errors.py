@@ -49,6 +49,13 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.vertex_ai InvalidVertexResource
     │                             zigai.providers.openai OpenAIDecodeError (also a
     │                                                 ProviderResponseDecodeError), OpenAIEncodeError
+    │                             zigai.providers.openai_compatible OpenAICompatibleDecodeError
+    │                                                 (also a ProviderResponseDecodeError)
+    │                             zigai.providers.azure_openai InvalidAzureResource
+    │                             zigai.providers.bedrock InvalidBedrockRegion
+    │                             zigai.providers.openrouter InvalidRouting
+    │                             zigai.providers.snowflake InvalidSnowflakeAccount,
+    │                                                 InvalidSnowflakeReasoning
     ├── SettingsError             zigai.settings      invalid or unsupported model settings
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
