@@ -193,7 +193,9 @@ def convert(providers: Iterable[Any]) -> tuple[list[Row], list[Row], list[Row], 
     return sorted(models), sorted(aliases), sorted(prefixes), skipped
 
 
-def render(version: str, snapshot_date: str, data_digest: str, providers: Iterable[Any]) -> str:
+def render(
+    version: str, snapshot_date: str, data_digest: str, licence: str, providers: Iterable[Any]
+) -> str:
     """The full text of ``_builtin_data.py``."""
     models, aliases, prefixes, _ = convert(providers)
     builtin_version = f"genai-prices-{version}+{snapshot_date}"
@@ -204,22 +206,10 @@ def render(version: str, snapshot_date: str, data_digest: str, providers: Iterab
         f"genai-prices {version} (https://github.com/pydantic/genai-prices),",
         f"snapshot date {snapshot_date}; source data file genai_prices/data.py sha256={data_digest}.",
         "",
-        "The source data is (c) Pydantic Services Inc., published under the MIT License,",
-        "which permits redistribution with this notice:",
+        "The source data is redistributed under its licence, reproduced verbatim from",
+        "the wheel's dist-info:",
         "",
-        "    Permission is hereby granted, free of charge, to any person obtaining a copy",
-        "    of this software and associated documentation files (the \"Software\"), to deal",
-        "    in the Software without restriction, including without limitation the rights",
-        "    to use, copy, modify, merge, publish, distribute, sublicense, and/or sell",
-        "    copies of the Software, and to permit persons to whom the Software is",
-        "    furnished to do so, subject to the following conditions:",
-        "",
-        "    The above copyright notice and this permission notice shall be included in all",
-        "    copies or substantial portions of the Software.",
-        "",
-        "    THE SOFTWARE IS PROVIDED \"AS IS\", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR",
-        "    IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,",
-        "    FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT.",
+        *(f"    {line}".rstrip() for line in licence.splitlines()),
         "",
         "Only flat, unconditional per-token rates are kept; everything else is unknown",
         "(see the generator's docstring).  Rates are nano-USD per million tokens.",
@@ -251,6 +241,20 @@ def render(version: str, snapshot_date: str, data_digest: str, providers: Iterab
     return "\n".join(out)
 
 
+def _licence_text() -> str:
+    """The package's licence file; refuse to generate unless it is the MIT licence."""
+    dist = importlib.metadata.distribution("genai-prices")
+    for entry in dist.files or ():
+        if entry.name == "LICENSE" and ".dist-info" in str(entry):
+            text = entry.read_text(encoding="utf-8")
+            if '"""' in text or "\\" in text:
+                raise SystemExit("the licence text cannot be embedded in a docstring verbatim")
+            if "MIT License" in text and "Permission is hereby granted" in text:
+                return text.strip()
+            raise SystemExit("genai-prices is not MIT-licensed any more: review before redistributing")
+    raise SystemExit("genai-prices ships no LICENSE file: review before redistributing")
+
+
 def _data_digest() -> str:
     dist = importlib.metadata.distribution("genai-prices")
     for entry in dist.files or ():
@@ -272,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     from genai_prices.data import providers
 
     version = importlib.metadata.version("genai-prices")
-    text = render(version, args.snapshot_date, _data_digest(), providers)
+    text = render(version, args.snapshot_date, _data_digest(), _licence_text(), providers)
     _, _, _, skipped = convert(providers)
     if args.check:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
