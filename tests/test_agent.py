@@ -374,3 +374,30 @@ def test_text_parts_are_concatenated_for_text_output() -> None:
     script = Script([ResponseMessage((TextPart("a"), TextPart("b")))])
     with Agent(script.model).run("hi") as result:
         assert result.output == "ab"
+
+
+def test_system_prompts_open_a_fresh_conversation_only() -> None:
+    seen: list[tuple] = []
+
+    def answer(messages, info):  # type: ignore[no-untyped-def]
+        seen.append(messages)
+        return ResponseMessage(parts=(TextPart("ok"),))
+
+    agent = Agent(FunctionModel(answer), system_prompt=("Be brief.", "", "Be kind."),
+                  instructions="Use metric units.")
+    with agent.run("hi") as first:
+        opening = first.messages[0]
+        assert [type(p).__name__ for p in opening.parts] == [
+            "SystemPromptPart", "SystemPromptPart", "UserPromptPart"]
+        assert [p.content for p in opening.parts[:2]] == ["Be brief.", "Be kind."]
+        assert opening.instructions == "Use metric units."
+        history = first.messages
+    with agent.run("again", message_history=history) as second:
+        added = second.new_messages()[0]
+        assert [type(p).__name__ for p in added.parts] == ["UserPromptPart"]
+        assert added.instructions == "Use metric units."
+
+
+def test_system_prompt_must_be_text() -> None:
+    with pytest.raises(InvalidAgentConfiguration):
+        Agent(TestModel(), system_prompt=(1,))  # type: ignore[arg-type]

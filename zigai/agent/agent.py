@@ -152,6 +152,7 @@ class Agent:
 
     model: Model
     instructions: str | Sequence[str] = ()
+    system_prompt: str | Sequence[str] = ()
     dynamic_instructions: Sequence[DynamicInstruction] = ()
     tools: Sequence[Tool] = ()
     toolsets: Sequence[Toolset] = ()
@@ -180,6 +181,7 @@ class Agent:
             if not hasattr(self.model, attr):
                 raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
         set_(self, "instructions", _str_tuple(self.instructions, "Agent.instructions"))
+        set_(self, "system_prompt", _str_tuple(self.system_prompt, "Agent.system_prompt"))
         for name in ("dynamic_instructions", "output_validators", "history_processors"):
             items = tuple(getattr(self, name))
             for item in items:

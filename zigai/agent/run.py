@@ -55,6 +55,7 @@ from zigai.messages import (
     ResponseMessage,
     RetryPromptPart,
     ToolCallPart,
+    SystemPromptPart,
     UserPromptPart,
 )
 from zigai.model import ModelRequest, check_request_supported
@@ -220,10 +221,17 @@ class AgentRun:
             resolved.append(self.output.instruction)
         self.instructions = tuple(i for i in resolved if i)
         prompt = self.options.prompt
-        if prompt is not None:
-            part = UserPromptPart(prompt if isinstance(prompt, str) else tuple(prompt))
+        # System prompts belong to the conversation, so only a fresh one receives them;
+        # instructions (above) belong to the run and are resolved on every invocation.
+        system_parts: tuple[SystemPromptPart, ...] = ()
+        if not self.messages and agent.system_prompt:
+            system_parts = tuple(SystemPromptPart(text) for text in agent.system_prompt if text)
+        if prompt is not None or system_parts:
+            parts: tuple[Any, ...] = system_parts
+            if prompt is not None:
+                parts += (UserPromptPart(prompt if isinstance(prompt, str) else tuple(prompt)),)
             rendered = "\n\n".join(self.instructions) if self.instructions else None
-            self.messages.append(RequestMessage((part,), instructions=rendered))
+            self.messages.append(RequestMessage(parts, instructions=rendered))
         self.state = RunState.prepare_request
 
     def _resolve_tools(self) -> tuple[Any, ...]:
