@@ -10,6 +10,7 @@ import subprocess
 import sys
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -356,7 +357,7 @@ def test_generator_is_deterministic_and_matches_the_committed_data(tmp_path: Pat
 
 def test_builtin_estimates_agree_with_genai_prices() -> None:
     python = _peer_python()
-    cases = [
+    cases: list[tuple[str, str, dict[str, Any]]] = [
         ("anthropic", "claude-sonnet-4-0", {"input_tokens": 12_345, "cache_read_tokens": 2_000,
                                             "cache_write_tokens": 345, "output_tokens": 678}),
         ("openai", "gpt-4o", {"input_tokens": 5_000, "cache_read_tokens": 1_000, "output_tokens": 77}),
