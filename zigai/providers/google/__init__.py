@@ -1,0 +1,223 @@
+"""Gemini adapter for Google AI Studio: ``Provider`` (x-goog-api-key) and ``Client`` (the Model).
+
+Job
+    :class:`Provider` wraps :class:`~zigai.providers.http.Configured` with the API root
+    ``https://generativelanguage.googleapis.com/v1beta``, the stable ``gcp.gen_ai`` identity and
+    ``x-goog-api-key`` auth.  :class:`Client` implements :class:`~zigai.model.Model` over the
+    model-bound endpoints ``models/{model}:generateContent`` and
+    ``models/{model}:streamGenerateContent?alt=sse``.  The same client works with
+    :class:`zigai.providers.vertex_ai.Provider`, which maps those relative operations onto Vertex
+    resource paths.
+
+Invariants
+    * Profile checks and the model-name check run before any I/O; the body is encoded once
+      (:func:`encode_request`) and decoded with pure functions.
+    * Thought signatures stay on the neutral parts and are replayed unchanged to the same
+      provider identity.
+    * Malformed 2xx answers raise :class:`GoogleDecodeError` (retry category ``decode``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from zigai.messages import ResponseMessage
+from zigai.model import (
+    COMMON_SETTINGS,
+    ModelProfile,
+    ModelRequest,
+    StreamedResponse,
+    check_request_supported,
+)
+from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
+from zigai.providers._wire import SseModelStream, effective_request
+from zigai.providers.google._decode import (
+    PartBuilder,
+    StreamDecoder,
+    decode_response,
+    decode_usage,
+    finish_reason,
+)
+from zigai.providers.google._encode import (
+    EXTRA_BODY_TAG,
+    RESERVED_KEYS,
+    encode_contents,
+    encode_request,
+)
+from zigai.providers.google._errors import GoogleDecodeError, GoogleEncodeError
+from zigai.providers.google._schema import SUPPORTED_KEYWORDS, gemini_schema
+from zigai.providers.http import AuthStyle, Configured
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings
+
+__all__ = [
+    "API_BASE",
+    "EXTRA_BODY_TAG",
+    "PROVIDER_NAME",
+    "RESERVED_KEYS",
+    "SUPPORTED_KEYWORDS",
+    "Client",
+    "GoogleDecodeError",
+    "GoogleEncodeError",
+    "PartBuilder",
+    "Provider",
+    "StreamDecoder",
+    "decode_response",
+    "decode_usage",
+    "default_profile",
+    "encode_contents",
+    "encode_request",
+    "finish_reason",
+    "gemini_schema",
+    "model_path",
+]
+
+API_BASE = "https://generativelanguage.googleapis.com/v1beta"
+PROVIDER_NAME = "gcp.gen_ai"
+_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_GEMINI_SETTINGS = (COMMON_SETTINGS - {"parallel_tool_calls"}) | {"top_k", "logprobs",
+                                                                   "top_logprobs"}
+
+
+def model_path(model_name: str, operation: str) -> str:
+    """The relative endpoint for one model operation; rejects unsafe model names before I/O."""
+    name = model_name[len("models/"):] if model_name.startswith("models/") else model_name
+    if not _MODEL.match(name):
+        raise GoogleEncodeError(f"model name {model_name!r} is not a plain Gemini model id")
+    if operation == "generateContent":
+        return f"models/{name}:generateContent"
+    if operation == "streamGenerateContent":
+        return f"models/{name}:streamGenerateContent?alt=sse"
+    raise GoogleEncodeError(f"unknown Gemini operation {operation!r}")
+
+
+def default_profile(model_name: str) -> ModelProfile:
+    """The built-in profile: Gemini 2.x takes thinking budgets, later models thinking levels."""
+    name = model_name.removeprefix("models/")
+    levels = frozenset() if name.startswith(("gemini-1", "gemini-2")) else frozenset(
+        {"minimal", "low", "medium", "high"})
+    return ModelProfile(
+        supports_tools=True,
+        supports_parallel_tool_calls=True,
+        supports_system_messages=True,
+        json_object_output=True,
+        json_schema_output=True,
+        supports_thinking=not name.startswith(("gemini-1", "gemini-2.0")),
+        provider_managed_tools=frozenset({"web_search", "web_fetch", "code_execution"}),
+        content_kinds=frozenset({"text", "tagged-text", "image", "audio", "video", "document",
+                                 "binary", "uploaded-file"}),
+        reasoning_efforts=levels,
+        settings=_GEMINI_SETTINGS,
+    )
+
+
+class Provider(Configured):
+    """The Google AI Studio provider boundary (``x-goog-api-key``, identity ``gcp.gen_ai``)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        api_key: str,
+        transport: Any = None,
+        *,
+        base_url: str = API_BASE,
+        headers: Iterable[tuple[str, str]] = (),
+        url_policy: UrlPolicy | None = None,
+        profile_lookup: Callable[[str], ModelProfile | None] | None = None,
+        request_timeout_ms: int | None = None,
+    ) -> None:
+        if transport is None:
+            from zigai.transport import HttpTransport
+
+            transport = HttpTransport(url_policy=url_policy)
+        super().__init__(
+            PROVIDER_NAME, base_url, transport, credential=api_key,
+            auth=AuthStyle.header("x-goog-api-key"), headers=headers, url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms, profile_lookup=profile_lookup,
+        )
+
+
+class Client:
+    """A Gemini model over GenerateContent; implements :class:`~zigai.model.Model`.
+
+    ``include_thoughts`` sets ``thinkingConfig.includeThoughts`` (None leaves it unset).
+    """
+
+    __slots__ = ("_model_name", "_provider", "settings", "include_thoughts", "_profile")
+
+    def __init__(
+        self,
+        model_name: str,
+        provider: Any,
+        settings: ModelSettings | None = None,
+        *,
+        include_thoughts: bool | None = None,
+        profile: ModelProfile | None = None,
+    ) -> None:
+        model_path(model_name, "generateContent")  # validate early
+        self._model_name = model_name
+        self._provider = provider
+        self.settings = settings
+        self.include_thoughts = include_thoughts
+        if profile is None:
+            profile = provider.profile_for(model_name) or default_profile(model_name)
+        self._profile = profile
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider_name(self) -> str:
+        return str(getattr(self._provider, "name", PROVIDER_NAME))
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self._profile
+
+    def model(self) -> Client:
+        return self
+
+    def _prepare(self, request: ModelRequest, operation: str) -> ProviderHttpRequest:
+        request = effective_request(request, self.settings)
+        check_request_supported(request, self._profile)
+        body = encode_request(request, provider_name=self.provider_name,
+                              include_thoughts=self.include_thoughts)
+        return ProviderHttpRequest(
+            path=model_path(self._model_name, operation),
+            json_body=body,
+            headers=tuple(request.settings.extra_headers or ()),
+            deadline=request.deadline,
+            control=request.control,
+            idempotency_key=request.idempotency_key,
+            idempotency_header=self._profile.idempotency_header,
+            error_observer=request.error_observer,
+            capture_error_body=request.capture_error_body,
+            max_error_body_bytes=request.max_error_body_bytes,
+        )
+
+    def request(self, request: ModelRequest) -> ResponseMessage:
+        response = self._provider.send(self._prepare(request, "generateContent"))
+        try:
+            return decode_response(response.json(), provider_name=self.provider_name,
+                                   model_name=self._model_name)
+        except GoogleDecodeError as exc:
+            exc.status, exc.request_id = response.status, response.request_id
+            exc.provider_name = self.provider_name
+            raise
+        except ProviderResponseDecodeError as exc:
+            raise GoogleDecodeError(str(exc), status=response.status,
+                                    request_id=response.request_id,
+                                    provider_name=self.provider_name) from None
+
+    def stream(self, request: ModelRequest) -> StreamedResponse:
+        http_request = self._prepare(request, "streamGenerateContent")
+        return SseModelStream(
+            self._provider.stream_lines(http_request),
+            StreamDecoder(self.provider_name, self._model_name),
+            model_name=self._model_name,
+            provider_name=self.provider_name,
+        )

@@ -1,0 +1,306 @@
+"""Neutral ModelRequest -> Gemini GenerateContent request body (a pure function).
+
+Rules:
+
+* ``systemInstruction.parts`` holds one text part per system prompt (history order), then one
+  per resolved instruction.  Request parts become ``user`` contents and response parts
+  ``model`` contents; adjacent contents of one role are merged.
+* Tool returns become ``functionResponse`` parts with ``response: {"result": value}``; a
+  failed outcome or a tool-bound retry prompt uses ``{"error": value}``.  A free-standing retry
+  prompt is user text.
+* Thought signatures are replayed unchanged — but only to the provider that produced them
+  (same provider name): thinking parts become ``{text, thought: true, thoughtSignature}``,
+  text and function calls carry ``thoughtSignature`` from ``ProviderPart.details``.  Thinking
+  from any other provider is dropped; its text is not shown to Gemini as model output.
+* Function call ids are always sent (ids synthesized by the decoder included), so the
+  ``functionResponse`` pairs with its call.
+* ``parameters`` use the documented Schema subset (:mod:`._schema`); structured output uses
+  ``responseMimeType`` + ``responseJsonSchema``.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from zigai import json as zjson
+from zigai.messages import (
+    AudioContent,
+    BinaryContent,
+    BytesSource,
+    CapabilityLoadReturnPart,
+    DocumentContent,
+    FilePart,
+    ImageContent,
+    InstructionPart,
+    Message,
+    ProviderFileSource,
+    RequestMessage,
+    RetryPromptPart,
+    SpeechPromptPart,
+    SystemPromptPart,
+    TaggedText,
+    TextContent,
+    TextPart,
+    ThinkingPart,
+    ToolAvailabilityPart,
+    ToolCallPart,
+    ToolOutcome,
+    ToolReturnPart,
+    UploadedFile,
+    UploadedFileContent,
+    UrlSource,
+    UserPromptPart,
+    VideoContent,
+)
+from zigai.messages.json_value import thaw_json
+from zigai.model import ModelRequest, UnsupportedModelFeature
+from zigai.providers.google._errors import GoogleEncodeError
+from zigai.providers.google._schema import gemini_schema
+
+__all__ = ["EXTRA_BODY_TAG", "RESERVED_KEYS", "SIGNATURE_KEY", "encode_contents", "encode_request"]
+
+EXTRA_BODY_TAG = "google"
+SIGNATURE_KEY = "thought_signature"
+RESERVED_KEYS = frozenset(
+    {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
+)
+_UNSUPPORTED_SETTINGS = ("parallel_tool_calls", "truncation", "service_tier")
+
+
+def _blob(source: Any, default_type: str | None, path: str) -> dict[str, Any]:
+    if isinstance(source, BytesSource):
+        return {"inlineData": {"mimeType": source.media_type,
+                               "data": base64.b64encode(source.data).decode("ascii")}}
+    if isinstance(source, (UrlSource, ProviderFileSource, UploadedFile)):
+        uri = source.url if isinstance(source, UrlSource) else source.file_id
+        mime = source.media_type or default_type
+        data: dict[str, Any] = {"fileUri": uri}
+        if mime:
+            data["mimeType"] = mime
+        return {"fileData": data}
+    raise GoogleEncodeError(f"{path}: unsupported media source", path=path)
+
+
+def _user_parts(part: UserPromptPart, path: str) -> list[dict[str, Any]]:
+    if isinstance(part.content, str):
+        return [{"text": part.content}]
+    parts: list[dict[str, Any]] = []
+    for index, item in enumerate(part.content):
+        where = f"{path}.content[{index}]"
+        if isinstance(item, TextContent):
+            parts.append({"text": item.text})
+        elif isinstance(item, TaggedText):
+            parts.append({"text": f"<{item.tag}>{item.text}</{item.tag}>"})
+        elif isinstance(item, (ImageContent, AudioContent, VideoContent, DocumentContent)):
+            parts.append(_blob(item.source, None, where))
+        elif isinstance(item, BinaryContent):
+            parts.append(_blob(BytesSource(item.data, item.media_type), None, where))
+        elif isinstance(item, UploadedFileContent):
+            parts.append(_blob(item.file, None, where))
+        else:
+            raise UnsupportedModelFeature(f"Gemini does not accept {item.kind} content")
+    return parts
+
+
+def _response_value(content: Any) -> Any:
+    return thaw_json(content)
+
+
+def _request_parts(message: RequestMessage, path: str) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for index, part in enumerate(message.parts):
+        where = f"{path}.parts[{index}]"
+        if isinstance(part, (SystemPromptPart, InstructionPart)):
+            continue
+        if isinstance(part, UserPromptPart):
+            parts.extend(_user_parts(part, where))
+        elif isinstance(part, ToolReturnPart):
+            key = "result" if part.outcome is ToolOutcome.success else "error"
+            parts.append({"functionResponse": {"name": part.tool_name,
+                                               "response": {key: _response_value(part.content)},
+                                               "id": part.tool_call_id}})
+        elif isinstance(part, RetryPromptPart):
+            if part.tool_call_id is not None and part.tool_name is not None:
+                parts.append({"functionResponse": {"name": part.tool_name,
+                                                   "response": {"error": part.content},
+                                                   "id": part.tool_call_id}})
+            else:
+                parts.append({"text": part.content})
+        elif isinstance(part, CapabilityLoadReturnPart):
+            key = "result" if part.outcome is ToolOutcome.success else "error"
+            value = part.content if part.content is not None else list(part.instructions)
+            parts.append({"functionResponse": {"name": part.tool_name, "response": {key: value},
+                                               "id": part.tool_call_id}})
+        elif isinstance(part, SpeechPromptPart):
+            parts.append(_blob(part.audio.source, None, where))
+        elif isinstance(part, ToolAvailabilityPart):
+            notes = []
+            if part.added:
+                notes.append("Tools now available: " + ", ".join(part.added) + ".")
+            if part.removed:
+                notes.append("Tools no longer available: " + ", ".join(part.removed) + ".")
+            parts.append({"text": " ".join(notes)})
+        else:
+            raise GoogleEncodeError(f"{where}: cannot encode {type(part).__name__}", path=where)
+    return parts
+
+
+def _signature(part: Any, provider_name: str) -> str | None:
+    provider = getattr(part, "provider", None)
+    if provider is None or provider.provider_name != provider_name or provider.details is None:
+        return None
+    value = provider.details.get(SIGNATURE_KEY)
+    return value if isinstance(value, str) else None
+
+
+def _args(part: ToolCallPart, path: str) -> dict[str, Any]:
+    try:
+        value = part.args_as_dict()
+    except Exception as exc:
+        raise GoogleEncodeError(f"{path}: tool call arguments are not a JSON object: {exc}",
+                                path=path) from None
+    return value
+
+
+def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for index, part in enumerate(message.parts):
+        where = f"{path}.parts[{index}]"
+        out: dict[str, Any] | None = None
+        if isinstance(part, ThinkingPart):
+            if part.provider is None or part.provider.provider_name != provider_name:
+                continue
+            out = {"text": part.content, "thought": True}
+            if part.signature:
+                out["thoughtSignature"] = part.signature
+            parts.append(out)
+            continue
+        if isinstance(part, TextPart):
+            out = {"text": part.content}
+        elif isinstance(part, ToolCallPart):
+            out = {"functionCall": {"name": part.tool_name, "args": _args(part, where),
+                                    "id": part.tool_call_id}}
+        elif isinstance(part, FilePart):
+            out = _blob(part.source, None, where)
+        if out is None:
+            continue
+        signature = _signature(part, provider_name)
+        if signature is not None:
+            out["thoughtSignature"] = signature
+        elif isinstance(part, TextPart) and not part.content:
+            continue
+        parts.append(out)
+    return parts
+
+
+def encode_contents(
+    messages: tuple[Message, ...], provider_name: str
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(system texts, contents)`` for the history, merging adjacent contents of one role."""
+    system: list[str] = []
+    contents: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if isinstance(message, RequestMessage):
+            system.extend(p.content for p in message.parts if isinstance(p, SystemPromptPart))
+            role, parts = "user", _request_parts(message, path)
+        else:
+            role, parts = "model", _model_parts(message, path, provider_name)
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    return system, contents
+
+
+def _thinking_config(request: ModelRequest, include_thoughts: bool | None) -> dict[str, Any]:
+    settings = request.settings
+    config: dict[str, Any] = {}
+    if settings.thinking == "off":
+        config["thinkingBudget"] = 0
+    elif settings.thinking_budget_tokens is not None:
+        config["thinkingBudget"] = settings.thinking_budget_tokens
+    elif settings.thinking is not None:
+        config["thinkingLevel"] = settings.thinking.upper()
+    if include_thoughts is not None:
+        config["includeThoughts"] = include_thoughts
+    return config
+
+
+def encode_request(
+    request: ModelRequest, *, provider_name: str = "gcp.gen_ai",
+    include_thoughts: bool | None = None,
+) -> dict[str, Any]:
+    """The GenerateContent body for ``request`` (settings must already be merged)."""
+    settings = request.settings
+    for name in _UNSUPPORTED_SETTINGS:
+        if getattr(settings, name) is not None:
+            raise UnsupportedModelFeature(f"the Gemini API has no {name!r} control")
+    system, contents = encode_contents(request.messages, provider_name)
+    system.extend(request.instructions)
+    body: dict[str, Any] = {}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": text} for text in system]}
+    body["contents"] = contents
+    tools: list[dict[str, Any]] = []
+    declarations = []
+    allowed = settings.allowed_tools
+    forced = settings.tool_choice == "required"
+    for tool in request.tools:
+        if allowed is not None and not forced and tool.name not in allowed:
+            continue  # allowedFunctionNames is only valid with mode ANY; narrow the list instead
+        entry: dict[str, Any] = {"name": tool.name}
+        if tool.description:
+            entry["description"] = tool.description
+        parameters = gemini_schema(tool.parameters_json_schema)
+        if parameters:
+            entry["parameters"] = parameters
+        declarations.append(entry)
+    if declarations:
+        tools.append({"functionDeclarations": declarations})
+    for managed in request.managed_tools:
+        key = {"web_search": "googleSearch", "web_fetch": "urlContext",
+               "code_execution": "codeExecution"}.get(managed.kind)
+        if key is None:
+            raise UnsupportedModelFeature(f"Gemini has no {managed.kind} tool")
+        tools.append({key: dict(managed.config or {})})
+    if tools:
+        body["tools"] = tools
+    calling: dict[str, Any] = {}
+    if settings.tool_choice is not None:
+        calling["mode"] = {"auto": "AUTO", "none": "NONE", "required": "ANY"}[settings.tool_choice]
+    if allowed is not None and forced and declarations:
+        calling["allowedFunctionNames"] = list(allowed)
+    if calling and declarations:
+        body["toolConfig"] = {"functionCallingConfig": calling}
+    generation: dict[str, Any] = {}
+    fmt = request.output_format
+    if fmt.kind == "json_schema":
+        generation["responseMimeType"] = "application/json"
+        generation["responseJsonSchema"] = zjson.parse(zjson.dumps(dict(fmt.schema or {})),
+                                                       zjson.defaults.json_schema)
+    elif fmt.kind == "json_object":
+        generation["responseMimeType"] = "application/json"
+    pairs = (
+        ("maxOutputTokens", settings.max_tokens), ("temperature", settings.temperature),
+        ("topP", settings.top_p), ("topK", settings.top_k), ("seed", settings.seed),
+        ("presencePenalty", settings.presence_penalty),
+        ("frequencyPenalty", settings.frequency_penalty),
+        ("responseLogprobs", settings.logprobs), ("logprobs", settings.top_logprobs),
+    )
+    for key, value in pairs:
+        if value is not None:
+            generation[key] = value
+    if settings.stop_sequences:
+        generation["stopSequences"] = list(settings.stop_sequences)
+    thinking = _thinking_config(request, include_thoughts)
+    if thinking:
+        generation["thinkingConfig"] = thinking
+    if generation:
+        body["generationConfig"] = generation
+    if settings.extra_body is not None:
+        body.update(settings.extra_body.accept(EXTRA_BODY_TAG, RESERVED_KEYS))
+    return body
