@@ -312,7 +312,7 @@ def test_graceful_runs_calls_before_the_first_output_and_skips_later_ones() -> N
     assert log == ["side:before"]
     assert [(p.tool_call_id, p.outcome) for p in parts] == [
         ("1", ToolOutcome.success), ("2", ToolOutcome.success),
-        ("3", ToolOutcome.interrupted), ("4", ToolOutcome.interrupted),
+        ("3", ToolOutcome.skipped), ("4", ToolOutcome.skipped),
     ]
     assert parts[0].content == "side" and parts[2].content.startswith("Tool not executed")
 
@@ -320,15 +320,15 @@ def test_graceful_runs_calls_before_the_first_output_and_skips_later_ones() -> N
 def test_early_skips_every_ordinary_call_once_an_output_succeeds() -> None:
     log, parts = _run(EndStrategy.early)
     assert log == []
-    assert [p.outcome for p in parts] == [ToolOutcome.interrupted, ToolOutcome.success,
-                                          ToolOutcome.interrupted, ToolOutcome.interrupted]
+    assert [p.outcome for p in parts] == [ToolOutcome.skipped, ToolOutcome.success,
+                                          ToolOutcome.skipped, ToolOutcome.skipped]
 
 
 def test_exhaustive_runs_every_call_and_keeps_the_first_output() -> None:
     log, parts = _run(EndStrategy.exhaustive)
     assert log == ["side:before", "side:after"]
     assert [p.outcome for p in parts] == [ToolOutcome.success, ToolOutcome.success,
-                                          ToolOutcome.success, ToolOutcome.interrupted]
+                                          ToolOutcome.success, ToolOutcome.skipped]
 
 
 def test_ordinary_calls_run_when_no_output_call_succeeds() -> None:

@@ -93,7 +93,7 @@ def _evaluate_outputs(
     for index, call in output_calls:
         if accepted is not None and not exhaustive:
             parts[index] = ToolReturnPart(
-                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.interrupted
+                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.skipped
             )
             continue
         choice = prepared.choice_for_tool(call.tool_name)
@@ -115,7 +115,7 @@ def _evaluate_outputs(
             parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, FINAL_RESULT_TEXT)
         else:
             parts[index] = ToolReturnPart(
-                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.interrupted
+                call.tool_name, call.tool_call_id, UNUSED_OUTPUT_TEXT, ToolOutcome.skipped
             )
     if accepted is None and last_rejection is not None:
         run.reject_output(last_rejection)
@@ -167,7 +167,7 @@ def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
     for index, call in function_calls:
         if index not in run_indexes:
             parts[index] = ToolReturnPart(
-                call.tool_name, call.tool_call_id, SKIPPED_TEXT, ToolOutcome.interrupted
+                call.tool_name, call.tool_call_id, SKIPPED_TEXT, ToolOutcome.skipped
             )
 
     failures: list[tuple[str, int, str]] = []

@@ -56,6 +56,7 @@ class ToolOutcome(enum.Enum):
     error = "error"
     denied = "denied"
     interrupted = "interrupted"
+    skipped = "skipped"  # not run: the end strategy had already accepted an output
 
 
 def freeze_content(value: object, owner: str) -> Any:

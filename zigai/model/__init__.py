@@ -4,6 +4,10 @@ A ``Model`` accepts provider-neutral messages (``ModelRequest``) and returns a
 ``ResponseMessage`` (alias ``ModelResponse``) or a ``StreamedResponse`` of part
 events.  A new provider implements this protocol without touching the agent.
 
+A model may also expose ``settings`` (a ``ModelSettings``): the agent merges it
+as the lowest layer (model → agent → run).  It is optional, so it is not part
+of the runtime-checkable protocol.
+
 Invariants: ``profile`` is resolved before the agent runs and never changes
 for a model value; ``request``/``stream`` must honour ``request.deadline`` and
 ``request.control`` and must not be called for features the profile lacks
