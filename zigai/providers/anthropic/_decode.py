@@ -46,7 +46,7 @@ from zigai.provider import error_class_for_status
 from zigai.providers._wire import JsonReader
 from zigai.providers.anthropic._errors import AnthropicDecodeError
 from zigai.providers.sse import SseEvent
-from zigai.usage import RequestUsage
+from zigai.usage import RequestUsage, UsageDetails
 
 __all__ = ["FINISH_REASONS", "StreamDecoder", "decode_response", "decode_usage", "finish_reason"]
 
@@ -115,7 +115,7 @@ def decode_usage(usage: dict[str, Any] | None, path: str = "$.usage") -> Request
         cache_write_tokens=cache_write,
         cache_read_tokens=cache_read,
         reasoning_tokens=min(reasoning, output),
-        details=details,
+        details=UsageDetails(details),
     )
 
 
@@ -194,14 +194,15 @@ def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMes
 
 def stream_error(event: dict[str, Any]) -> ProviderRequestError:
     """The normalized provider error for an in-stream ``error`` event."""
-    error = event.get("error") if isinstance(event.get("error"), dict) else {}
+    raw_error = event.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
     code = error.get("type") if isinstance(error.get("type"), str) else None
     message = error.get("message") if isinstance(error.get("message"), str) else None
     status = _ERROR_STATUS.get(code or "", 500)
     cls: Any = error_class_for_status(status)
     text = f"anthropic stream error ({code or 'unknown'}): {message or 'no message'}"
     return cls(text[:2048], status=status, code=code, provider_message=message,
-               provider_name=PROVIDER)  # type: ignore[no-any-return]
+               provider_name=PROVIDER)
 
 
 class StreamDecoder:
@@ -341,5 +342,6 @@ class StreamDecoder:
         return []
 
 
-def _with_args(part: ResponsePart, args: str) -> ResponsePart:
-    return replace(part, args=args)  # type: ignore[type-var]
+def _with_args(part: Any, args: str) -> ResponsePart:
+    result: ResponsePart = replace(part, args=args)
+    return result

@@ -48,7 +48,7 @@ from zigai.providers._wire import JsonReader
 from zigai.providers.google._encode import SIGNATURE_KEY
 from zigai.providers.google._errors import GoogleDecodeError
 from zigai.providers.sse import SseEvent
-from zigai.usage import RequestUsage
+from zigai.usage import RequestUsage, UsageDetails
 
 __all__ = ["PartBuilder", "StreamDecoder", "decode_response", "decode_usage", "finish_reason"]
 
@@ -99,7 +99,7 @@ def decode_usage(meta: dict[str, Any] | None, path: str = "$.usageMetadata") -> 
         input_audio_tokens=min(_modality(meta.get("promptTokensDetails"), "AUDIO"), input_tokens),
         output_audio_tokens=min(_modality(meta.get("candidatesTokensDetails"), "AUDIO"), candidates),
         reasoning_tokens=thoughts,
-        details=details,
+        details=UsageDetails(details),
     )
 
 
@@ -147,7 +147,7 @@ class PartBuilder:
                 raise _read.fail(f"{path}.functionCall.args", "expected an object")
             call_id = _read.opt_str(call, "id", f"{path}.functionCall") or f"google-call-{self._calls}"
             self._calls += 1
-            part = ToolCallPart(
+            part: ResponsePart = ToolCallPart(
                 tool_name=_read.str_(call, "name", f"{path}.functionCall"),
                 args=zjson.dumps(args or {}), tool_call_id=call_id,
                 provider=self._details(signature),
@@ -181,8 +181,9 @@ class PartBuilder:
                     out.append(PartDeltaEvent(index, delta))
                     self.parts[index] = _grow(current, text)
                 if signature is not None:
-                    updated = (replace(self.parts[index], signature=signature) if thought
-                               else replace(self.parts[index], provider=self._details(signature)))
+                    grown: Any = self.parts[index]
+                    updated = (replace(grown, signature=signature) if thought
+                               else replace(grown, provider=self._details(signature)))
                     self.parts[index] = updated
                     out.append(PartDeltaEvent(index, ReplacePartDelta(updated)))
                 return
