@@ -22,7 +22,7 @@ EXPECTED_ROOT = {
     "Tool", "ToolReturn", "ToolOutput", "ToolRunContext", "ToolLimits", "ToolExecution",
     "ModelRetry", "Toolset", "agent", "output", "providers", "Agent", "RunOptions", "RunLimits",
     "Result", "TypedResult", "OutputSpec", "OutputChoice", "OutputResult", "EndStrategy",
-    "UsageLimitExceeded", "PauseRequired",
+    "UsageLimitExceeded", "PauseRequired", "pricing", "UsageCost", "PriceTable",
     "Message", "RequestMessage", "ResponseMessage", "RequestUsage", "RunUsage", "ModelSettings",
     "ProviderExtraBody", "ModelProfile", "UrlPolicy", "RetryPolicy", "CancellationToken",
     "RunTimedOut", "Cancelled",
