@@ -1,0 +1,385 @@
+"""Interop: zigai's real HTTP stack and provider adapters against llm-katan, a server we did not write.
+
+llm-katan (PyPI ``llm-katan``, dev extra only) is a FastAPI test server that speaks several
+vendor wire formats.  With ``--backend echo`` it loads no model and answers every request with
+two lines::
+
+    [echo] model=<served name> host=<hostname>:<port> time=<UTC> messages=<n> max_tokens=<m> temperature=<t>
+    User: <text of the last user-role message>
+
+Its fake usage counts whitespace-separated words: input = the words of every message it
+extracted (system included), output = the words of the echo text.  Whenever a request
+declares tools it answers with a call to the *first* declared tool, with arguments generated
+from that tool's JSON schema (``"test_<name>"`` for strings, ``1`` for integers, first enum
+value, ...), on every turn.  A tool loop therefore ends only when the agent stops offering
+the tool; the tests do that with a toolset ``prepare`` that hides the tool once its return is
+in the history, so the second request has no tools and the echo shows what the server
+extracted from our tool-result turn.
+
+One server (a subprocess on 127.0.0.1, free port, bounded start-up wait, always stopped)
+serves the whole module.  Every run goes through the real :class:`zigai.transport.HttpTransport`
+(wrapped only to record request bodies) with ``UrlPolicy.local_development()`` passed to both
+the transport and the provider.  Server quirks that contradict a provider's documented
+contract are worked around or marked at the test that meets them, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from zigai.agent import Agent
+from zigai.messages import (
+    RequestMessage,
+    ResponseMessage,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from zigai.model import ModelRequest
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings
+from zigai.tool import Tool
+from zigai.toolset import ToolPrepareContext, Toolset
+from zigai.transport import HttpTransport
+from zigai.transport.base import TransportRequest
+
+KATAN_INSTALLED = importlib.util.find_spec("llm_katan") is not None
+
+pytestmark = [
+    pytest.mark.interop,
+    pytest.mark.skipif(
+        not KATAN_INSTALLED,
+        reason="llm-katan is not installed (dev extra: pip install llm-katan==0.22.0)",
+    ),
+]
+
+SERVED_MODEL = "katan-echo"
+PROVIDERS = "openai,anthropic,vertexai,azure_openai"
+STARTUP_LIMIT_S = 20.0
+STOP_GRACE_S = 5.0
+PROMPT = "ping from zigai"
+INSTRUCTIONS = "Answer briefly."
+SETTINGS = ModelSettings(max_tokens=64, temperature=0.25)
+
+# Arguments llm-katan generates for WEATHER's schema: "test_<name>" for a string, 1 for an
+# integer, the first enum value.
+WEATHER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer", "minimum": 1, "maximum": 7},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+    },
+    "required": ["city", "days", "unit"],
+    "additionalProperties": False,
+}
+EXPECTED_ARGS = {"city": "test_city", "days": 1, "unit": "celsius"}
+TOOL_RESULT = "sunny 21 degrees in test_city"
+
+
+# -- the server ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Katan:
+    base_url: str
+    port: int
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:  # noqa: S310 - 127.0.0.1 only
+            return response.status == 200 and json.loads(response.read()).get("status") == "ok"
+    except (OSError, urllib.error.URLError, ValueError):
+        return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=STOP_GRACE_S)
+
+
+@pytest.fixture(scope="module")
+def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
+    """llm-katan in echo mode on 127.0.0.1; started once per module, always stopped."""
+    workdir = tmp_path_factory.mktemp("llm_katan")
+    port = _free_port()
+    command = [
+        sys.executable, "-c", "from llm_katan.cli import main; main()",
+        "--model", SERVED_MODEL, "--backend", "echo",
+        "--host", "127.0.0.1", "--port", str(port),
+        "--providers", PROVIDERS,
+        "--stats-file", str(workdir / "stats.json"),
+        "--disable-dashboard", "--log-level", "WARNING",
+    ]
+    env = dict(os.environ, HOME=str(workdir))
+    log_path = workdir / "server.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own interpreter
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=workdir, env=env,
+        )
+    try:
+        health = f"http://127.0.0.1:{port}/health"
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while not _healthy(health):
+            if process.poll() is not None or time.monotonic() >= deadline:
+                _stop(process)
+                tail = log_path.read_text(errors="replace")[-2000:]
+                pytest.fail(f"llm-katan did not become healthy on port {port}:\n{tail}")
+            time.sleep(0.05)
+        yield Katan(base_url=f"http://127.0.0.1:{port}", port=port)
+    finally:
+        _stop(process)
+
+
+# -- the transport -------------------------------------------------------------------------
+
+
+class RecordingTransport:
+    """The real ``HttpTransport`` plus a record of every request (URL, headers, JSON body)."""
+
+    def __init__(self, policy: UrlPolicy) -> None:
+        self.inner = HttpTransport(url_policy=policy, default_timeout_s=10.0)
+        self.requests: list[TransportRequest] = []
+
+    def send(self, request: TransportRequest) -> Any:
+        self.requests.append(request)
+        return self.inner.send(request)
+
+    def stream_lines(self, request: TransportRequest) -> Any:
+        self.requests.append(request)
+        return self.inner.stream_lines(request)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(r.body or b"null") for r in self.requests]
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def policy() -> UrlPolicy:
+    return UrlPolicy.local_development()
+
+
+@pytest.fixture
+def transport(policy: UrlPolicy) -> Iterator[RecordingTransport]:
+    recording = RecordingTransport(policy)
+    yield recording
+    recording.close()
+
+
+# -- adapters ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """One wire API: how to build a zigai model for it, and what llm-katan does with it."""
+
+    name: str
+    build: Callable[[Katan, RecordingTransport, UrlPolicy], Any]
+    max_tokens_default: int | None = None  # what the echo reports when we send no max_tokens
+    quirks: dict[str, str] = field(default_factory=dict)
+
+
+def _openai_compatible(server: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
+    from zigai.providers import openai_compatible
+
+    provider = openai_compatible.Provider(
+        "katan-key", transport, base_url=f"{server.base_url}/v1", url_policy=policy
+    )
+    return openai_compatible.Client("gpt-4o-mini", provider, fallback_profile="full")
+
+
+def _azure_openai(server: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
+    from zigai.providers import azure_openai
+
+    provider = azure_openai.Provider(
+        "katan-azure-key", transport, base_url=f"{server.base_url}/openai/v1", url_policy=policy
+    )
+    return azure_openai.Client("gpt-4o-mini", provider)
+
+
+def _anthropic(server: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
+    from zigai.providers import anthropic
+
+    provider = anthropic.Provider(
+        "katan-anthropic-key", transport, base_url=f"{server.base_url}/v1", url_policy=policy
+    )
+    return anthropic.Client("claude-sonnet-4-5", provider)
+
+
+APIS = [
+    Api("openai_compatible", _openai_compatible),
+    Api("azure_openai", _azure_openai),
+    Api("anthropic", _anthropic),
+]
+
+
+@pytest.fixture(params=APIS, ids=[api.name for api in APIS])
+def api(request: pytest.FixtureRequest) -> Api:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def model(api: Api, katan: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
+    try:
+        return api.build(katan, transport, policy)
+    except ImportError as exc:  # an adapter still being written by someone else
+        pytest.skip(f"adapter for {api.name} is not importable yet: {exc}")
+
+
+# -- expectations --------------------------------------------------------------------------
+
+
+def echo_pattern(port: int, *, messages: int, user_text: str, max_tokens: int = 64,
+                 temperature: float = 0.25) -> re.Pattern[str]:
+    """The exact echo text, with only the hostname and the clock left open."""
+    return re.compile(
+        rf"\[echo\] model={SERVED_MODEL} host=\S+:{port} "
+        r"time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ "
+        rf"messages={messages} max_tokens={max_tokens} temperature={temperature}\n"
+        rf"User: {re.escape(user_text)}"
+    )
+
+
+def words(*texts: str) -> int:
+    return sum(len(t.split()) for t in texts)
+
+
+def text_agent(model: Any, **kwargs: Any) -> Agent:
+    return Agent(model=model, instructions=INSTRUCTIONS, model_settings=SETTINGS, **kwargs)
+
+
+# -- buffered runs ---------------------------------------------------------------------------
+
+
+def test_buffered_agent_run_returns_the_echo_with_usage(
+    model: Any, katan: Katan, transport: RecordingTransport
+) -> None:
+    with text_agent(model).run(PROMPT) as result:
+        output = result.output
+        assert echo_pattern(katan.port, messages=2, user_text=PROMPT).fullmatch(output), output
+        usage = result.usage
+        assert usage.requests == 1
+        assert usage.input_tokens == words(INSTRUCTIONS, PROMPT)
+        assert usage.output_tokens == words(output)
+        assert result.response.text == output
+    assert len(transport.requests) == 1
+    assert transport.requests[0].url.startswith(katan.base_url + "/")
+
+
+# -- model-level streaming ------------------------------------------------------------------
+
+
+def test_model_stream_assembles_the_echo_and_usage(
+    model: Any, katan: Katan, transport: RecordingTransport
+) -> None:
+    request = ModelRequest(
+        messages=(RequestMessage.user(PROMPT),), instructions=(INSTRUCTIONS,), settings=SETTINGS
+    )
+    with model.stream(request) as stream:
+        deltas = [event for event in stream]
+        response = stream.response()
+    assert deltas, "the stream produced no events"
+    text = response.text
+    assert echo_pattern(katan.port, messages=2, user_text=PROMPT).fullmatch(text), text
+    assert response.usage.input_tokens == words(INSTRUCTIONS, PROMPT)
+    assert response.usage.output_tokens == words(text)
+    assert transport.bodies()[0]["stream"] is True
+
+
+# -- tool loop -----------------------------------------------------------------------------
+
+
+def _hide_after_return(ctx: ToolPrepareContext) -> list[Tool] | None:
+    """Offer the tool until its result is in the history; then offer nothing."""
+    for message in ctx.messages:
+        if isinstance(message, RequestMessage) and any(
+            isinstance(part, ToolReturnPart) for part in message.parts
+        ):
+            return []
+    return None
+
+
+def weather_agent(model: Any, calls: list[dict[str, Any]]) -> Agent:
+    def weather(args: dict[str, Any]) -> str:
+        calls.append(dict(args))
+        return TOOL_RESULT
+
+    tool = Tool.manual("get_weather", "Forecast for a city.", WEATHER_SCHEMA, weather)
+    return text_agent(model, toolsets=[Toolset([tool], prepare=_hide_after_return)])
+
+
+def test_tool_loop_calls_the_tool_with_schema_valid_args_and_sends_the_result_back(
+    model: Any, api: Api, katan: Katan, transport: RecordingTransport
+) -> None:
+    calls: list[dict[str, Any]] = []
+    with weather_agent(model, calls).run(PROMPT) as result:
+        assert calls == [EXPECTED_ARGS]
+        messages = result.all_messages()
+        call_parts = [p for m in messages if isinstance(m, ResponseMessage)
+                      for p in m.parts if isinstance(p, ToolCallPart)]
+        return_parts = [p for m in messages if isinstance(m, RequestMessage)
+                        for p in m.parts if isinstance(p, ToolReturnPart)]
+        assert [p.tool_name for p in call_parts] == ["get_weather"]
+        assert call_parts[0].args_as_dict() == EXPECTED_ARGS
+        assert [(p.tool_call_id, p.content) for p in return_parts] == [
+            (call_parts[0].tool_call_id, TOOL_RESULT)
+        ]
+        assert result.usage.requests == 2
+        assert result.usage.tool_calls == 1
+        assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+        final = result.output
+    first, second = transport.bodies()
+    assert "tools" in first and "tools" not in second
+    # the result went back on the wire, tied to the server's call id
+    assert TOOL_RESULT in json.dumps(second)
+    assert call_parts[0].tool_call_id in json.dumps(second)
+    expect_final_echo(api, katan, final)
+
+
+def expect_final_echo(api: Api, katan: Katan, final: str) -> None:
+    """What the echo shows after the tool turn depends on where each API puts results."""
+    if api.name == "anthropic":
+        # tool_result blocks travel in a user turn, so the echo quotes our result
+        pattern = echo_pattern(katan.port, messages=4, user_text=TOOL_RESULT)
+    else:
+        # role "tool" messages are not user turns; the echo still quotes the prompt
+        pattern = echo_pattern(katan.port, messages=4, user_text=PROMPT)
+    assert pattern.fullmatch(final), final
+
+
+# -- agent streaming ------------------------------------------------------------------------
+
+
+def test_streamed_agent_run_returns_the_echo(model: Any, katan: Katan) -> None:
+    if not hasattr(Agent, "run_stream"):
+        pytest.skip("Agent.run_stream does not exist yet (being added in parallel)")
+    pytest.skip("Agent.run_stream landed: write the streamed agent case against its API")
