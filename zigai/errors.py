@@ -60,6 +60,8 @@ The tree (bases here, named leaves in their modules)::
     ├── ModelError                zigai.model         UnsupportedModelFeature, ...
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
+    │                             zigai.models        InvalidModelString (UnknownModelProvider),
+    │                                                 MissingCredentials
     ├── ModelRetry                zigai.tool          control flow: a tool asks the model to retry
     ├── ToolError                 zigai.tool          InvalidToolArguments, ToolTimedOut,
     │                                                 ToolDefinitionError, ToolRetriesExceeded,
@@ -77,7 +79,8 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.output        InvalidOutputSpec
     ├── McpError                  zigai.mcp
     ├── EvalsError                zigai.evals
-    └── CliError                  zigai.cli
+    └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
+                                                      InvalidPauseFile), CassetteReplayError
 """
 
 from __future__ import annotations

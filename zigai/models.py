@@ -1,0 +1,293 @@
+"""Model strings: ``infer_model("openai:gpt-5-mini")`` builds a provider/client pair from a name.
+
+A model string is ``"<provider>:<model name>"`` (split at the first colon, so Ollama tags such
+as ``"ollama:llama3.2:latest"`` keep theirs) or the bare word ``"test"`` for the deterministic
+:class:`zigai.testing.TestModel`.  :data:`PROVIDERS` lists every accepted prefix with the
+conventional environment variables it reads.  The credential comes from the first variable
+that is set and non-empty; when none is, :class:`MissingCredentials` names the variable to set.
+An application may point one provider at a differently named variable with ``api_key_env``.
+
+Layering (tests/test_layers.py): this module belongs to layer 3, yet it builds provider
+adapters (layer 5) and the testing model (layer 4).  It never imports them at module level:
+each builder calls :func:`importlib.import_module` for exactly the adapter it needs, inside the
+function.  So ``import zigai.models`` imports no adapter and no third-party package, and no
+static import points up the layer list; the dependency is a run-time choice made by the
+caller's string, like a plugin lookup.
+
+Invariants:
+
+* the returned value implements :class:`zigai.model.Model` and owns its provider (keep it
+  alive while runs use it); constructing it performs no network I/O;
+* no error message contains a credential value — only variable names;
+* unknown prefixes fail with :class:`UnknownModelProvider` listing the known ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zigai.errors import ModelError
+
+__all__ = [
+    "PROVIDERS",
+    "ProviderSpec",
+    "ModelString",
+    "InvalidModelString",
+    "UnknownModelProvider",
+    "MissingCredentials",
+    "parse_model_string",
+    "infer_model",
+    "credential_variables",
+]
+
+
+class InvalidModelString(ModelError):
+    """A model string is not ``"<provider>:<model>"`` or ``"test"``."""
+
+
+class UnknownModelProvider(InvalidModelString):
+    """The provider prefix of a model string is not one zigai implements.
+
+    ``provider`` is the prefix that was given.
+    """
+
+    def __init__(self, message: str, *, provider: str = "") -> None:
+        super().__init__(message)
+        self.provider = provider
+
+
+class MissingCredentials(ModelError):
+    """A provider needs a credential (or setting) from the environment and none is set.
+
+    ``provider`` is the provider prefix and ``variables`` the environment variable names
+    that were looked up, in order; the message names them, never a value.
+    """
+
+    def __init__(self, message: str, *, provider: str = "", variables: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.variables = tuple(variables)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelString:
+    """A parsed model string: the canonical provider prefix and the provider's model name."""
+
+    provider: str
+    model_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSpec:
+    """One model-string prefix: the credential variables it reads and how it is built.
+
+    ``credentials`` are tried in order (empty for providers without a credential);
+    ``settings`` documents the further variables the builder reads (required ones raise
+    :class:`MissingCredentials` when absent).
+    """
+
+    name: str
+    credentials: tuple[str, ...]
+    build: Callable[[str, str | None, Mapping[str, str], Any], Any]
+    settings: tuple[str, ...] = ()
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"zigai.providers.{name}")
+
+
+def _transport_kwargs(transport: Any) -> dict[str, Any]:
+    return {} if transport is None else {"transport": transport}
+
+
+def _require(env: Mapping[str, str], provider: str, *names: str) -> str:
+    for name in names:
+        value = env.get(name)
+        if value:
+            return value
+    raise MissingCredentials(
+        f"model provider {provider!r} needs the environment variable {' or '.join(names)}",
+        provider=provider, variables=names,
+    )
+
+
+# -- builders (each imports only its own adapter) -----------------------------------------------
+
+
+def _openai(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("openai")
+    options = _transport_kwargs(transport)
+    if env.get("OPENAI_BASE_URL"):
+        options["base_url"] = env["OPENAI_BASE_URL"]
+    return mod.Client(model, mod.Provider(key, **options))
+
+
+def _anthropic(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("anthropic")
+    return mod.Client(model, mod.Provider(key, transport))
+
+
+def _google(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("google")
+    return mod.Client(model, mod.Provider(key, **_transport_kwargs(transport)))
+
+
+def _vertex_ai(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("vertex_ai")
+    project = _require(env, "vertex_ai", "GOOGLE_CLOUD_PROJECT")
+    options = _transport_kwargs(transport)
+    location = env.get("GOOGLE_CLOUD_LOCATION")
+    if location and location != "global":
+        options["location"] = location
+        options["base_url"] = mod.regional_api_base(location)
+    return mod.Client(model, mod.Provider(key, project=project, **options))
+
+
+def _named(module_name: str) -> Callable[[str, str | None, Mapping[str, str], Any], Any]:
+    def build(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+        mod = _module(module_name)
+        return mod.Client(model, mod.Provider(key, transport))
+
+    return build
+
+
+def _ollama(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("ollama")
+    options: dict[str, Any] = {"url_policy": mod.local_request_policy}
+    if env.get("OLLAMA_BASE_URL"):
+        options["base_url"] = env["OLLAMA_BASE_URL"]
+    return mod.Client(model, mod.Provider(transport, **options))
+
+
+def _azure_openai(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("azure_openai")
+    if env.get("AZURE_OPENAI_ENDPOINT"):
+        where = {"base_url": env["AZURE_OPENAI_ENDPOINT"]}
+    else:
+        where = {"resource": _require(env, "azure_openai", "AZURE_OPENAI_RESOURCE",
+                                      "AZURE_OPENAI_ENDPOINT")}
+    return mod.Client(model, mod.Provider(key, transport, **where))
+
+
+def _bedrock(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("bedrock")
+    region = _require(env, "bedrock", "AWS_REGION", "AWS_DEFAULT_REGION")
+    return mod.MantleClient(model, mod.MantleProvider(key, transport, region=region))
+
+
+def _snowflake(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("snowflake")
+    account = _require(env, "snowflake", "SNOWFLAKE_ACCOUNT")
+    return mod.Client(model, mod.Provider(key, transport, account=account))
+
+
+def _spec(name: str, credentials: tuple[str, ...], build: Any, settings: tuple[str, ...] = ()) -> ProviderSpec:
+    return ProviderSpec(name, credentials, build, settings)
+
+
+#: Every accepted provider prefix (canonical names), in documentation order.
+PROVIDERS: Mapping[str, ProviderSpec] = {
+    spec.name: spec
+    for spec in (
+        _spec("openai", ("OPENAI_API_KEY",), _openai, ("OPENAI_BASE_URL",)),
+        _spec("anthropic", ("ANTHROPIC_API_KEY",), _anthropic),
+        _spec("google", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), _google),
+        _spec("vertex_ai", ("GOOGLE_CLOUD_ACCESS_TOKEN",), _vertex_ai,
+              ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")),
+        _spec("groq", ("GROQ_API_KEY",), _named("groq")),
+        _spec("together", ("TOGETHER_API_KEY",), _named("together")),
+        _spec("deepseek", ("DEEPSEEK_API_KEY",), _named("deepseek")),
+        _spec("mistral", ("MISTRAL_API_KEY",), _named("mistral")),
+        _spec("cerebras", ("CEREBRAS_API_KEY",), _named("cerebras")),
+        _spec("cohere", ("CO_API_KEY", "COHERE_API_KEY"), _named("cohere")),
+        _spec("huggingface", ("HF_TOKEN",), _named("huggingface")),
+        _spec("openrouter", ("OPENROUTER_API_KEY",), _named("openrouter")),
+        _spec("ovhcloud", ("OVHCLOUD_API_KEY",), _named("ovhcloud")),
+        _spec("crusoe", ("CRUSOE_API_KEY",), _named("crusoe")),
+        _spec("doubleword", ("DOUBLEWORD_API_KEY",), _named("doubleword")),
+        _spec("zai", ("ZAI_API_KEY",), _named("zai")),
+        _spec("azure_openai", ("AZURE_OPENAI_API_KEY",), _azure_openai,
+              ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE")),
+        _spec("bedrock", ("AWS_BEARER_TOKEN_BEDROCK",), _bedrock, ("AWS_REGION",)),
+        _spec("snowflake", ("SNOWFLAKE_PAT",), _snowflake, ("SNOWFLAKE_ACCOUNT",)),
+        _spec("ollama", (), _ollama, ("OLLAMA_BASE_URL",)),
+    )
+}
+
+# Other spellings people port from (PydanticAI's prefixes); they map to canonical names.
+_ALIASES: Mapping[str, str] = {
+    "google-gla": "google", "gemini": "google", "google-vertex": "vertex_ai",
+    "vertex-ai": "vertex_ai", "azure": "azure_openai", "zhipu": "zai",
+}
+
+MAX_MODEL_STRING = 512
+"""The longest accepted model string (characters)."""
+
+
+def parse_model_string(model: str) -> ModelString:
+    """Split ``"<provider>:<model>"`` (or ``"test"``) and canonicalize the provider prefix."""
+    if not isinstance(model, str):
+        raise InvalidModelString(f"a model string must be a str, got {type(model).__name__}")
+    if len(model) > MAX_MODEL_STRING:
+        raise InvalidModelString(f"model strings are at most {MAX_MODEL_STRING} characters")
+    text = model.strip()
+    if text == "test" or text.startswith("test:"):
+        return ModelString("test", text[5:])
+    prefix, sep, name = text.partition(":")
+    if not sep or not prefix or not name or any(c.isspace() or ord(c) < 32 for c in text):
+        raise InvalidModelString(
+            f"model strings look like 'openai:gpt-5-mini' or 'test', got {model!r}"
+        )
+    canonical = _ALIASES.get(prefix.lower(), prefix.lower())
+    if canonical not in PROVIDERS:
+        known = ", ".join(["test", *PROVIDERS])
+        raise UnknownModelProvider(
+            f"unknown model provider {prefix!r}; known providers: {known}", provider=prefix
+        )
+    return ModelString(canonical, name)
+
+
+def credential_variables(provider: str) -> tuple[str, ...]:
+    """The environment variables ``provider`` reads its credential from, in order."""
+    canonical = _ALIASES.get(provider, provider)
+    if canonical == "test":
+        return ()
+    try:
+        return PROVIDERS[canonical].credentials
+    except KeyError:
+        raise UnknownModelProvider(f"unknown model provider {provider!r}", provider=provider) from None
+
+
+def infer_model(
+    model: Any,
+    *,
+    env: Mapping[str, str] | None = None,
+    api_key_env: str | None = None,
+    transport: Any = None,
+) -> Any:
+    """The :class:`zigai.model.Model` a model string names; a Model value is returned unchanged.
+
+    ``env`` defaults to ``os.environ``.  ``api_key_env`` replaces the conventional credential
+    variable names with one application-chosen name.  ``transport`` replaces the provider's
+    default HTTP transport (tests pass a mock).  Raises :class:`InvalidModelString`,
+    :class:`UnknownModelProvider` or :class:`MissingCredentials`.
+    """
+    if not isinstance(model, str):
+        if hasattr(model, "profile") and hasattr(model, "request"):
+            return model
+        raise InvalidModelString(f"expected a model string or a Model, got {type(model).__name__}")
+    parsed = parse_model_string(model)
+    environment = os.environ if env is None else env
+    if parsed.provider == "test":
+        testing = importlib.import_module("zigai.testing")
+        return testing.TestModel()
+    spec = PROVIDERS[parsed.provider]
+    names = (api_key_env,) if api_key_env else spec.credentials
+    key: str | None = None
+    if names:
+        key = _require(environment, parsed.provider, *names)
+    return spec.build(parsed.model_name, key, environment, transport)
