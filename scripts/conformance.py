@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,6 @@ SCENARIO_KEYS = frozenset(
 # Routes the corpus records but this port implements in later work.
 LATER_WORK = {
     "bedrock-converse": "Bedrock Converse route is later work",
-    "azure-responses": "Azure OpenAI Responses route is later work",
     "mistral-conversations": "Mistral Conversations route is later work",
     "cohere-v2": "Cohere v2 native chat route is later work",
 }
@@ -205,6 +204,10 @@ def build_model(route: Route, transport: Any) -> Any:
         openai = _import("zigai.providers.openai")
         provider = openai.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
         return openai.Client(route.model_id, provider)
+    if route.kind == "azure-responses":
+        azure = _import("zigai.providers.azure_openai")
+        provider = azure.Provider(key, transport, resource=host.split(".", 1)[0])
+        return azure.ResponsesClient(route.model_id, provider)
     if route.kind == "anthropic-messages":
         anthropic = _import("zigai.providers.anthropic")
         provider = anthropic.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
@@ -222,12 +225,15 @@ def build_model(route: Route, transport: Any) -> Any:
             )
             return compat.Client(route.model_id, provider)
         module = _import(f"zigai.providers.{route.named}")
-        factory: Callable[..., Any] | None = getattr(module, "conformance_provider", None)
-        if factory is not None:
-            provider = factory(key, transport=transport, api_root=route.api_root)
-        else:
-            provider = module.Provider(key, transport=transport)
-        return module.Client(route.model_id, provider)
+        # Deployment-scoped roots take their one route fact (resource, region) from the host;
+        # every other named provider must reproduce the recording from its built-in root.
+        if route.named == "azure_openai":
+            resource = host.split(".", 1)[0]
+            return module.ChatClient(route.model_id, module.Provider(key, transport, resource=resource))
+        if route.named == "bedrock":
+            region = host.split(".")[1]
+            return module.MantleClient(route.model_id, module.MantleProvider(key, transport, region=region))
+        return module.Client(route.model_id, module.Provider(key, transport))
     raise Skip(f"route {route.kind} is not implemented")
 
 

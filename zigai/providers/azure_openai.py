@@ -5,7 +5,9 @@ validating the resource name (1-64 lowercase letters, digits and inner hyphens),
 cannot select another origin.  ``Provider`` takes ``resource=`` or an explicit ``base_url``
 and always authenticates with the ``api-key`` header.  ``ChatClient`` (alias ``Client``)
 resolves Azure/Foundry model families through ``profiles.azure_openai`` and fails closed for
-the rest.  The Responses client is separate later work.
+the rest.  ``ResponsesClient`` sends the same deployment through the v1 Responses
+endpoint with OpenAI's Responses codec, because Azure's v1 API publishes that wire
+contract unchanged; credentials, root and identity stay with this ``Provider``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from typing import Any
 from zigai.errors import ProviderError
 from zigai.providers import profiles
 from zigai.providers.http import AuthStyle
+from zigai.providers.openai import Client as _ResponsesCodecClient
 from zigai.providers.openai_compatible import client as _compatible
 from zigai.transport.base import Transport
 
 __all__ = [
-    "AUTH", "DEFAULTS", "ChatClient", "Client", "InvalidAzureResource", "Provider", "api_base",
-    "profile_lookup",
+    "AUTH", "DEFAULTS", "ChatClient", "Client", "InvalidAzureResource", "Provider",
+    "ResponsesClient", "api_base", "profile_lookup",
 ]
 
 AUTH = AuthStyle.header("api-key")
@@ -66,3 +69,7 @@ class ChatClient(_compatible.Client):
 
 
 Client = ChatClient
+
+
+class ResponsesClient(_ResponsesCodecClient):
+    """An Azure OpenAI deployment over the v1 Responses API (OpenAI's Responses codec)."""

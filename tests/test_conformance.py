@@ -1,0 +1,87 @@
+"""The conformance runner over the read-only corpus, and its scenario-file contract."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import conformance  # noqa: E402
+
+from zigai.agent import Agent  # noqa: E402
+
+# Only routes that belong to later work may be skipped.
+ALLOWED_SKIPS = set(conformance.LATER_WORK.values())
+
+
+@pytest.mark.conformance
+def test_every_corpus_cassette_replays_strictly(conformance_root: Path) -> None:
+    out = io.StringIO()
+    scenarios = conformance.load_scenarios(conformance.DEFAULT_SCENARIOS)
+    passed, failed, skipped = conformance.run([conformance_root / "zigai-cassettes"], scenarios, out)
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == f"{passed} passed, {failed} failed, {skipped} skipped"
+    failures = [line for line in lines if line.startswith("FAIL")]
+    assert not failures, "\n".join(failures)
+    allowed = set(ALLOWED_SKIPS)
+    if not hasattr(Agent, "run_stream"):
+        allowed.add("Agent.run_stream is not implemented yet")
+    bad_skips = [
+        line for line in lines
+        if line.startswith("SKIP") and line.split(": ", 1)[1] not in allowed
+    ]
+    assert not bad_skips, "\n".join(bad_skips)
+    assert passed >= 80
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nothing: here\n",
+        "scenarios:\n  - match: '*.yaml'\n    prompt: hi\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: jazz\n    prompt: hi\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    surprise: 1\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    expect: {vibes: good}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-error\n    prompt: hi\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: structured-output\n    prompt: hi\n",
+    ],
+)
+def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
+    with pytest.raises(conformance.ScenarioError):
+        conformance.load_scenarios(_write(tmp_path, text))
+
+
+def test_first_matching_scenario_wins_and_extra_files_take_precedence(tmp_path: Path) -> None:
+    extra = conformance.load_scenarios(_write(
+        tmp_path, "scenarios:\n  - match: 'buffered/*.yaml'\n    family: buffered\n    prompt: override\n"
+    ))
+    default = conformance.load_scenarios(conformance.DEFAULT_SCENARIOS)
+    assert conformance.find_scenario("buffered/x.yaml", extra + default).prompt == "override"
+    assert conformance.find_scenario("buffered/x.yaml", default).prompt == "Reply with exactly: pong"
+    assert conformance.find_scenario("unknown/x.yaml", default) is None
+
+
+def test_unmatched_cassettes_are_skipped_with_a_reason(tmp_path: Path) -> None:
+    cassette = tmp_path / "lonely.yaml"
+    cassette.write_text(
+        "version: 1\ninteractions:\n- request:\n    method: POST\n"
+        "    uri: https://api.openai.com/v1/responses\n    headers: {}\n"
+        "    body: {type: json, content: {model: m}}\n"
+        "  response:\n    status: 200\n    headers: {}\n    body: {type: json, content: {}}\n",
+        encoding="utf-8",
+    )
+    out = io.StringIO()
+    result = conformance.run([cassette], [], out)
+    assert result == (0, 0, 1)
+    assert "SKIP lonely.yaml: no scenario matches this cassette" in out.getvalue()
