@@ -40,6 +40,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 UnexpectedRedirect, ProviderConnectionError,
     │                                                 ProviderResponseDecodeError
     ├── ProviderError             zigai.providers.*   encoding/decoding failures of one wire protocol
+    │                             zigai.providers.sse SseEventTooLarge
     │                             zigai.providers.http InvalidProviderConfiguration,
     │                                                 InvalidProviderRequest, ProviderHeaderConflict
     │                             zigai.providers.anthropic AnthropicDecodeError (also a
@@ -56,8 +57,10 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.openrouter InvalidRouting
     │                             zigai.providers.snowflake InvalidSnowflakeAccount,
     │                                                 InvalidSnowflakeReasoning
-    ├── SettingsError             zigai.settings      invalid or unsupported model settings
-    ├── ModelError                zigai.model         UnsupportedModelFeature, ...
+    ├── SettingsError             zigai.settings      InvalidModelSettings, UnsupportedModelSetting,
+    │                                                 ExtraBodyRejected, ForbiddenRequestHeader
+    ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
+    │                                                 InvalidStreamEvent
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
     │                             zigai.models        InvalidModelString (UnknownModelProvider),
