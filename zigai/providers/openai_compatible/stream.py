@@ -12,7 +12,8 @@ Invariants
       part (``delta.reasoning_content`` / ``delta.reasoning``), one text part
       (``delta.content``) and one function-call part per wire ``tool_calls[].index``.
     * Every started part gets exactly one ``part_end`` carrying its final value, emitted in
-      index order when the stream finishes (``[DONE]`` or end of input).
+      index order when the stream finishes (``[DONE]`` or end of input).  A stream that
+      finishes before any chunk raises :class:`OpenAICompatibleDecodeError`.
     * A tool call's first delta must carry its ``id`` and ``function.name``; later deltas for
       that index append argument text.
     * Usage (the ``include_usage`` chunk with empty ``choices``) is reported separately, never
@@ -228,9 +229,17 @@ class StreamDecoder:
         return [PartDeltaEvent(index, ToolCallPartDelta(args_delta=arguments))]
 
     def finish(self) -> list[ModelStreamEvent]:
-        """End of stream: one ``part_end`` per started part, in index order."""
+        """End of stream: one ``part_end`` per started part, in index order.
+
+        A stream that ends before its first chunk carries no response at all (for example a
+        server that answered ``stream: true`` with a buffered JSON body, whose lines are not
+        SSE ``data:`` fields): that is a decode error, never an empty response.
+        """
         if self.done:
             return []
+        if self._chunks == 0:
+            raise decode_error("stream ended without any chunk", path="$stream",
+                               provider_name=self.provider_name)
         self.done = True
         return [PartEndEvent(i, self._parts[i]) for i in sorted(self._parts)]
 
