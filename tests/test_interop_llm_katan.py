@@ -36,7 +36,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -206,8 +206,8 @@ class Api:
 
     name: str
     build: Callable[[Katan, RecordingTransport, UrlPolicy], Any]
-    max_tokens_default: int | None = None  # what the echo reports when we send no max_tokens
-    quirks: dict[str, str] = field(default_factory=dict)
+    path: str  # of a buffered request, below the server root
+    auth: tuple[str, str]  # the credential header the adapter must send
 
 
 def _openai_compatible(server: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
@@ -237,6 +237,16 @@ def _anthropic(server: Katan, transport: RecordingTransport, policy: UrlPolicy) 
     return anthropic.Client("claude-sonnet-4-5", provider)
 
 
+def _groq(server: Katan, transport: RecordingTransport, policy: UrlPolicy) -> Any:
+    """A named compatible provider (bearer auth, built-in family profile) at a local root."""
+    from zigai.providers import groq
+
+    provider = groq.Provider(
+        "katan-groq-key", transport, base_url=f"{server.base_url}/v1", url_policy=policy
+    )
+    return groq.Client("llama-3.3-70b-versatile", provider)
+
+
 # llm-katan 0.22.0 reads a Gemini API key only from "Authorization" or "?key=", while the
 # documented Gemini API contract (ai.google.dev/api, "Authentication") is the x-goog-api-key
 # header, which our adapter sends.  The interop runs add a configured Authorization header so
@@ -264,12 +274,18 @@ def _vertex_ai(server: Katan, transport: RecordingTransport, policy: UrlPolicy) 
     return vertex_ai.Client("gemini-2.5-flash", provider)
 
 
+GEMINI_PATH = "models/gemini-2.5-flash:generateContent"
 APIS = [
-    Api("openai_compatible", _openai_compatible),
-    Api("azure_openai", _azure_openai),
-    Api("anthropic", _anthropic),
-    Api("google", _google),
-    Api("vertex_ai", _vertex_ai),
+    Api("openai_compatible", _openai_compatible, "/v1/chat/completions",
+        ("authorization", "Bearer katan-key")),
+    Api("groq", _groq, "/v1/chat/completions", ("authorization", "Bearer katan-groq-key")),
+    Api("azure_openai", _azure_openai, "/openai/v1/chat/completions",
+        ("api-key", "katan-azure-key")),
+    Api("anthropic", _anthropic, "/v1/messages", ("x-api-key", "katan-anthropic-key")),
+    Api("google", _google, f"/v1beta/{GEMINI_PATH}", ("x-goog-api-key", "katan-gemini-key")),
+    Api("vertex_ai", _vertex_ai,
+        f"/v1/projects/zigai-interop/locations/us-central1/publishers/google/{GEMINI_PATH}",
+        ("authorization", "Bearer katan-vertex-token")),
 ]
 
 
@@ -312,7 +328,7 @@ def text_agent(model: Any, **kwargs: Any) -> Agent:
 
 
 def test_buffered_agent_run_returns_the_echo_with_usage(
-    model: Any, katan: Katan, transport: RecordingTransport
+    model: Any, api: Api, katan: Katan, transport: RecordingTransport
 ) -> None:
     with text_agent(model).run(PROMPT) as result:
         output = result.output
@@ -322,8 +338,10 @@ def test_buffered_agent_run_returns_the_echo_with_usage(
         assert usage.input_tokens == words(INSTRUCTIONS, PROMPT)
         assert usage.output_tokens == words(output)
         assert result.response.text == output
-    assert len(transport.requests) == 1
-    assert transport.requests[0].url.startswith(katan.base_url + "/")
+    [sent] = transport.requests
+    assert (sent.method, sent.url) == ("POST", katan.base_url + api.path)
+    headers = {name.lower(): value for name, value in sent.headers}
+    assert headers[api.auth[0]] == api.auth[1]
 
 
 # -- model-level streaming ------------------------------------------------------------------
