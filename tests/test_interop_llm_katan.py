@@ -17,10 +17,16 @@ in the history, so the second request has no tools and the echo shows what the s
 extracted from our tool-result turn.
 
 One server (a subprocess on 127.0.0.1, free port, bounded start-up wait, always stopped)
-serves the whole module.  Every run goes through the real :class:`zigai.transport.HttpTransport`
+serves the whole session.  Every run goes through the real :class:`zigai.transport.HttpTransport`
 (wrapped only to record request bodies) with ``UrlPolicy.local_development()`` passed to both
 the transport and the provider.  Server quirks that contradict a provider's documented
 contract are worked around or marked at the test that meets them, with the reason.
+
+Covered: Chat Completions (generic and the named ``groq`` provider at a local root), Azure
+OpenAI v1 (``/openai/v1/chat/completions``; katan's legacy ``deployments/{id}`` route is not
+a path our adapter produces), Anthropic Messages, Gemini (AI Studio) and Vertex
+``generateContent``.  Not covered: the OpenAI Responses API, which llm-katan 0.22.0 does
+not serve.
 """
 
 from __future__ import annotations
@@ -126,9 +132,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=STOP_GRACE_S)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
-    """llm-katan in echo mode on 127.0.0.1; started once per module, always stopped."""
+    """llm-katan in echo mode on 127.0.0.1; started once per session, always stopped."""
     workdir = tmp_path_factory.mktemp("llm_katan")
     port = _free_port()
     command = [
