@@ -92,6 +92,27 @@ def _optional_workloads() -> list[Workload]:
             )
         )
     try:
+        from bench_workloads import sse_workloads
+    except ImportError:
+        sse_workloads = None
+    if sse_workloads is not None:
+        found.append(
+            Workload(
+                "sse_decode_vs_split_floor",
+                "x floor (higher is better)",
+                False,
+                lambda reps: sse_workloads.sse_decode_vs_split_floor(reps)["ratio"],
+            )
+        )
+        found.append(
+            Workload(
+                "sse_decode_mb_s",
+                "MB/s",
+                False,
+                lambda reps: sse_workloads.sse_decode_vs_split_floor(reps)["decode_mb_s"],
+            )
+        )
+    try:
         from bench_workloads import agent_workloads
     except ImportError:
         agent_workloads = None

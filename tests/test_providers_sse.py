@@ -72,3 +72,22 @@ def test_event_data_bound_exact_and_one_past() -> None:
 
 def test_blank_line_without_data_dispatches_nothing() -> None:
     assert list(iter_sse_events([b"event: ping", b"", b"data: z", b""])) == [SseEvent("message", "z")]
+
+
+def test_field_without_colon_is_an_empty_value_in_both_interfaces() -> None:
+    lines = [b"data", b"data: x", b"", b"event", b"data: y", b""]
+    expected = [SseEvent("message", "\nx"), SseEvent("message", "y")]
+    assert list(iter_sse_events(lines)) == expected
+    decoder = SseDecoder()
+    events = decoder.feed(b"\n".join(lines) + b"\n")
+    assert events == expected
+
+
+def test_line_interface_bounds_events_exactly() -> None:
+    assert list(iter_sse_events([b"data: abcde", b""], max_event_bytes=5)) == [SseEvent("message", "abcde")]
+    with pytest.raises(SseEventTooLarge):
+        list(iter_sse_events([b"data: abc", b"data: de", b""], max_event_bytes=5))
+
+
+def test_crlf_leftovers_are_stripped_from_lines() -> None:
+    assert list(iter_sse_events([b"event: a\r", b"data: b\r", b"\r"])) == [SseEvent("a", "b")]

@@ -6,7 +6,7 @@ Job
       ``KeyError``/``TypeError`` from deep inside a decoder).
     * :class:`SseModelStream` is the ``StreamedResponse`` both adapters return: it owns one open
       :class:`~zigai.provider.ProviderLineStream`, frames server-sent events with
-      :class:`~zigai.providers.sse.SseDecoder` and hands each event to a pure, adapter-specific
+      :func:`~zigai.providers.sse.iter_sse_events` and hands each event to a pure, adapter-specific
       state machine (``feed(event) -> list[ModelStreamEvent]``, ``finish()``), copying usage and
       finish reason from it as they arrive.
     * :func:`effective_request` applies a client's model-level settings under the request's.
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest, ModelStreamEvent, StreamedResponse
 from zigai.provider import ProviderLineStream, ProviderResponseDecodeError, parse_provider_json
-from zigai.providers.sse import SseDecoder, SseEvent
+from zigai.providers.sse import SseEvent, iter_sse_events
 from zigai.settings import ModelSettings
 
 __all__ = ["JsonReader", "SseModelStream", "StreamStateMachine", "effective_request", "plain_json"]
@@ -165,18 +165,8 @@ class SseModelStream(StreamedResponse):
             self.model_name = decoder.model_name
 
     def _events(self) -> Iterator[ModelStreamEvent]:
-        sse = SseDecoder()
-        for line in self._lines:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            event = sse.feed_line(line)
-            if event is not None:
-                produced = self._decoder.feed(event)
-                self._sync()
-                yield from produced
-        last = sse.finish()
-        if last is not None:
-            produced = self._decoder.feed(last)
+        for event in iter_sse_events(self._lines):
+            produced = self._decoder.feed(event)
             self._sync()
             yield from produced
         produced = self._decoder.finish()

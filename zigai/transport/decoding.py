@@ -178,34 +178,49 @@ class LineSplitter:
     def __init__(self, max_line_bytes: int) -> None:
         self._limit = max_line_bytes
         self._buffer = bytearray()
+        self._failed = False
 
     def _too_large(self) -> StreamLineTooLarge:
         return StreamLineTooLarge(
             f"stream line exceeds the {self._limit}-byte limit", limit=self._limit
         )
 
-    def feed(self, data: bytes) -> Iterator[bytes]:
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes (terminators removed), checked against the limit.
+
+        Splitting happens in C over the completed region; only the unterminated tail is
+        kept, and it is bounded too, so a line that never ends cannot grow past the limit.
+        """
+        if self._failed:
+            raise self._too_large()
         buffer = self._buffer
         buffer += data
-        start = 0
-        while True:
-            newline = buffer.find(b"\n", start)
-            if newline == -1:
-                break
-            end = newline - 1 if newline > start and buffer[newline - 1] == 0x0D else newline
-            if end - start > self._limit:
-                raise self._too_large()
-            line = bytes(buffer[start:end])
-            start = newline + 1
-            yield line
-        del buffer[:start]
+        cut = buffer.rfind(b"\n")
+        if cut == -1:
+            lines: list[bytes] = []
+        else:
+            complete = bytes(buffer[:cut])
+            del buffer[:cut + 1]
+            lines = complete.split(b"\n")
+            if b"\r" in complete:
+                lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+            if max(map(len, lines)) > self._limit:
+                # Deliver the good lines before the oversized one; the error surfaces on the
+                # next call, so a consumer sees exactly what preceded the violation.
+                good = next(i for i, line in enumerate(lines) if len(line) > self._limit)
+                self._failed = True
+                buffer.clear()
+                return lines[:good]
         # a trailing "\r" may still become part of a "\r\n" terminator
         allowance = 1 if buffer.endswith(b"\r") else 0
         if len(buffer) > self._limit + allowance:
             raise self._too_large()
+        return lines
 
     def finish(self) -> Iterator[bytes]:
         """The final unterminated line, if any."""
+        if self._failed:
+            raise self._too_large()
         if self._buffer:
             line = bytes(self._buffer)
             self._buffer.clear()

@@ -41,7 +41,7 @@ from zigai.providers.openai.encode import EncodeOptions, encode_request
 from zigai.providers.openai.errors import OpenAIDecodeError
 from zigai.providers.openai.profiles import profile_for_model
 from zigai.providers.openai.stream import StreamDecoder
-from zigai.providers.sse import SseDecoder
+from zigai.providers.sse import iter_sse_events
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, merge_settings
 from zigai.transport.base import Transport, TransportRequest
@@ -135,18 +135,10 @@ class OpenAIStreamedResponse(StreamedResponse):
         self._decoder = StreamDecoder(provider_name)
 
     def _events(self) -> Iterator[ModelStreamEvent]:
-        sse = SseDecoder()
         decoder = self._decoder
         try:
-            for line in self._lines:
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                event = sse.feed_line(line)
-                if event is not None:
-                    yield from decoder.feed(event)
-            last = sse.finish()
-            if last is not None:
-                yield from decoder.feed(last)
+            for event in iter_sse_events(self._lines):
+                yield from decoder.feed(event)
             tail = decoder.finish()
         except OpenAIDecodeError as exc:
             exc.status = self._lines.status

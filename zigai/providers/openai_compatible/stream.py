@@ -55,7 +55,7 @@ from zigai.providers.openai_compatible.decode import (
     finish_reason,
     thinking_part,
 )
-from zigai.providers.sse import SseDecoder, SseEvent
+from zigai.providers.sse import SseEvent, iter_sse_events
 from zigai.usage import RequestUsage
 
 __all__ = ["StreamDecoder", "ChatStreamedResponse"]
@@ -261,17 +261,9 @@ class ChatStreamedResponse(StreamedResponse):
         self._decoder = StreamDecoder(provider_name)
 
     def _events(self) -> Iterator[ModelStreamEvent]:
-        sse = SseDecoder()
         decoder = self._decoder
-        for line in self._stream:
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            event = sse.feed_line(line)
-            if event is not None:
-                yield from self._sync(decoder.feed(event))
-        last = sse.finish()
-        if last is not None:
-            yield from self._sync(decoder.feed(last))
+        for event in iter_sse_events(self._stream):
+            yield from self._sync(decoder.feed(event))
         yield from self._sync(decoder.finish())
 
     def _sync(self, events: list[ModelStreamEvent]) -> list[ModelStreamEvent]:
