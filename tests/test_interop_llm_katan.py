@@ -42,7 +42,9 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -132,10 +134,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=STOP_GRACE_S)
 
 
-@pytest.fixture(scope="session")
-def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
-    """llm-katan in echo mode on 127.0.0.1; started once per session, always stopped."""
-    workdir = tmp_path_factory.mktemp("llm_katan")
+@contextmanager
+def running_katan(workdir: Path, *extra: str) -> Iterator[Katan]:
+    """Start llm-katan (echo backend) on a free 127.0.0.1 port; always stop it on exit."""
     port = _free_port()
     command = [
         sys.executable, "-c", "from llm_katan.cli import main; main()",
@@ -143,7 +144,7 @@ def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
         "--host", "127.0.0.1", "--port", str(port),
         "--providers", PROVIDERS,
         "--stats-file", str(workdir / "stats.json"),
-        "--disable-dashboard", "--log-level", "WARNING",
+        "--disable-dashboard", "--log-level", "WARNING", *extra,
     ]
     env = dict(os.environ, HOME=str(workdir))
     log_path = workdir / "server.log"
@@ -157,13 +158,26 @@ def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
         deadline = time.monotonic() + STARTUP_LIMIT_S
         while not _healthy(health):
             if process.poll() is not None or time.monotonic() >= deadline:
-                _stop(process)
                 tail = log_path.read_text(errors="replace")[-2000:]
                 pytest.fail(f"llm-katan did not become healthy on port {port}:\n{tail}")
             time.sleep(0.05)
         yield Katan(base_url=f"http://127.0.0.1:{port}", port=port)
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="session")
+def katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
+    """llm-katan in echo mode, accepting any credential; one per session."""
+    with running_katan(tmp_path_factory.mktemp("llm_katan")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def strict_katan(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Katan]:
+    """llm-katan with ``--validate-keys``: it only accepts its own default keys, not ours."""
+    with running_katan(tmp_path_factory.mktemp("llm_katan_strict"), "--validate-keys") as server:
+        yield server
 
 
 # -- the transport -------------------------------------------------------------------------
@@ -524,3 +538,29 @@ def test_chat_stream_that_ends_before_any_chunk_is_a_decode_error() -> None:
         decoder.finish()
     assert caught.value.path == "$stream"
     assert caught.value.provider_name == "katan"
+
+
+# The code field of each vendor's 401 body as llm-katan writes it.
+AUTH_ERROR_CODES = {
+    "openai_compatible": "invalid_api_key", "groq": "invalid_api_key",
+    "azure_openai": "invalid_api_key", "anthropic": "authentication_error",
+    "google": "UNAUTHENTICATED", "vertex_ai": "UNAUTHENTICATED",
+}
+
+
+def test_refused_credential_maps_to_provider_auth_error_without_leaking_it(
+    api: Api, strict_katan: Katan, transport: RecordingTransport, policy: UrlPolicy
+) -> None:
+    """With --validate-keys katan answers 401 in each vendor's error shape and quotes the
+    key it got; the normalized error must carry the status and never our credential."""
+    model = api.build(strict_katan, transport, policy)
+    with pytest.raises(ProviderAuthError) as caught:
+        model.request(ModelRequest(messages=(RequestMessage.user(PROMPT),)))
+    error = caught.value
+    assert error.status == 401
+    secret = api.auth[1].removeprefix("Bearer ")
+    for text in (str(error), repr(error), str(error.message), str(error.code)):
+        assert secret not in text
+    assert error.code == AUTH_ERROR_CODES[api.name]
+    assert "got '[REDACTED]'" in str(error.message)
+    assert len(transport.requests) == 1  # an auth failure is not retried
