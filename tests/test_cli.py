@@ -1,0 +1,271 @@
+"""The zigai command: run as a subprocess, every exit code, files, streaming order, config."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zigai.cli import ExitCode, main
+from zigai.cli.run import TEST_MODEL_NOTICE
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TOOLS = '''
+from typing import TypedDict
+
+
+class Weather(TypedDict):
+    city: str
+    temperature_c: int
+
+
+def get_weather(city: str) -> Weather:
+    """Current weather for a city."""
+    return {"city": city, "temperature_c": 21}
+
+
+def _private_helper() -> None:
+    pass
+'''
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.endswith(("_API_KEY", "_TOKEN")) and not k.startswith("ZIGAI_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra)
+    return env
+
+
+def zigai(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zigai", *args], cwd=cwd, env=_env(**env),
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def tools_file(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.py"
+    path.write_text(TOOLS)
+    return path
+
+
+def test_run_without_model_uses_the_test_model_and_says_so(tmp_path: Path, tools_file: Path) -> None:
+    done = zigai("run", "What is the weather?", "--tools", str(tools_file), cwd=tmp_path)
+    assert done.returncode == ExitCode.ok
+    assert done.stderr == TEST_MODEL_NOTICE + "\n"
+    answer = json.loads(done.stdout)
+    assert list(answer) == ["get_weather"]
+    assert answer["get_weather"]["temperature_c"] == 21
+
+
+def test_json_output_reports_output_usage_and_cost(tmp_path: Path) -> None:
+    done = zigai("run", "hello", "--json", "--model", "test", cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr == ""
+    document = json.loads(done.stdout)
+    assert document["output"] == "success (no tool calls)"
+    assert document["model"] == "test:test"
+    assert document["finish_reason"] == "stop"
+    assert document["cost"] is None
+    assert document["usage"]["requests"] == 1
+    assert document["usage"]["tool_calls"] == 0
+    assert set(document) == {"output", "output_name", "model", "finish_reason", "usage", "cost"}
+
+
+def test_missing_credential_exit_code_names_the_variable(tmp_path: Path) -> None:
+    done = zigai("run", "hi", "--model", "anthropic:claude-sonnet-4-5", cwd=tmp_path)
+    assert done.returncode == ExitCode.credentials == 3
+    assert "ANTHROPIC_API_KEY" in done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args", [
+    ("run",), ("run", "hi", "--model", "nope:x"), ("run", "hi", "--model", "openai"),
+    ("run", "hi", "--max-requests", "0"), ("run", "hi", "--tools", "missing.py"),
+    ("run", "   "), ("resume", "missing-pause.json", "--approve", "x"), ("bogus",),
+])
+def test_operator_input_errors_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
+    done = zigai(*args, cwd=tmp_path)
+    assert done.returncode == ExitCode.usage == 2, done.stderr
+    assert done.stderr.startswith("zigai: error: ")
+
+
+def test_provider_failure_exits_4(tmp_path: Path) -> None:
+    # A closed loopback port: the OpenAI adapter's request fails before any response.
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code = ("import sys; from zigai.cli import main; "
+            "from zigai.security import UrlPolicy; import zigai.providers.openai as o; "
+            f"sys.exit(main(['run','hi','--model','openai:gpt-5-mini']))")
+    env = _env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=f"https://127.0.0.1:{port}/v1")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == ExitCode.provider == 4, done.stderr
+    assert "sk-test" not in done.stderr
+
+
+def test_run_limit_is_a_fault_exit_1(tmp_path: Path, tools_file: Path) -> None:
+    done = zigai("run", "weather?", "--tools", str(tools_file), "--max-requests", "1",
+                 "--model", "test", cwd=tmp_path)
+    assert done.returncode == ExitCode.fault == 1
+    assert "RequestLimitExceeded" in done.stderr
+
+
+def test_help_documents_every_exit_code(tmp_path: Path) -> None:
+    done = zigai("run", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for code in ExitCode:
+        assert f"\n  {int(code)} " in done.stdout
+
+
+def test_history_is_saved_and_continued_across_processes(tmp_path: Path, tools_file: Path) -> None:
+    history = tmp_path / "chat.json"
+    first = zigai("run", "weather?", "--model", "test", "--tools", str(tools_file),
+                  "--history", str(history), cwd=tmp_path)
+    assert first.returncode == 0
+    saved = json.loads(history.read_text())
+    assert saved["version"] == 2 and len(saved["messages"]) == 4
+    second = zigai("run", "and now?", "--model", "test", "--history", str(history), cwd=tmp_path)
+    assert second.returncode == 0
+    again = json.loads(history.read_text())
+    assert again["messages"][:4] == saved["messages"] and len(again["messages"]) == 6
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_invalid_history_file_is_operator_input(tmp_path: Path) -> None:
+    history = tmp_path / "chat.json"
+    history.write_text('{"version": 9, "messages": []}')
+    done = zigai("run", "hi", "--model", "test", "--history", str(history), cwd=tmp_path)
+    assert done.returncode == 2 and "history file" in done.stderr
+    assert history.read_text() == '{"version": 9, "messages": []}'
+
+
+def test_failed_rename_leaves_the_old_history_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    history = tmp_path / "chat.json"
+    zigai("run", "first", "--model", "test", "--history", str(history), cwd=tmp_path)
+    before = history.read_bytes()
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", crash)
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", "second", "--model", "test", "--history", str(history)],
+                env={}, out=out, err=err)
+    assert code == ExitCode.fault
+    assert "No space left" in err.getvalue()
+    assert history.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json"]
+
+
+def test_stream_prints_text_and_progress_in_order(tmp_path: Path, tools_file: Path) -> None:
+    done = zigai("run", "weather?", "--stream", "--model", "test", "--tools", str(tools_file),
+                 cwd=tmp_path)
+    assert done.returncode == 0
+    lines = done.stderr.splitlines()
+    assert [line.split("]")[0] + "]" for line in lines] == ["[tool call]", "[tool result]"]
+    assert lines[0].startswith("[tool call] get_weather {\"city\":")
+    assert lines[1].startswith("[tool result] get_weather: {\"city\":")
+    assert json.loads(done.stdout)["get_weather"]["temperature_c"] == 21
+    assert done.stdout.endswith("\n")
+
+
+def test_output_schema_gives_structured_json(tmp_path: Path) -> None:
+    schema = tmp_path / "answer.json"
+    schema.write_text(json.dumps({
+        "type": "object", "properties": {"city": {"type": "string"}, "ok": {"type": "boolean"}},
+        "required": ["city", "ok"], "additionalProperties": False,
+    }))
+    done = zigai("run", "x", "--model", "test", "--output-schema", str(schema), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    output = json.loads(done.stdout)["output"]
+    assert set(output) == {"city", "ok"} and isinstance(output["ok"], bool)
+
+
+def test_config_file_supplies_settings_and_names_only_env_vars(tmp_path: Path) -> None:
+    config = tmp_path / "zigai.json"
+    config.write_text(json.dumps({"version": 1, "model": "openai:gpt-5-mini",
+                                  "api_key_env": "MY_TEAM_KEY"}))
+    done = zigai("run", "hi", "--config", str(config), cwd=tmp_path, OPENAI_API_KEY="x")
+    assert done.returncode == 3 and "MY_TEAM_KEY" in done.stderr
+    config.write_text(json.dumps({"version": 1, "model": "test", "api_key": "sk-live"}))
+    done = zigai("run", "hi", "--config", str(config), cwd=tmp_path)
+    assert done.returncode == 2 and "never stored in configuration" in done.stderr
+    assert "sk-live" not in done.stderr
+    config.write_text(json.dumps({"version": 1, "api_key_env": "sk-abc123"}))
+    assert zigai("run", "hi", "--config", str(config), cwd=tmp_path).returncode == 2
+    via_env = zigai("run", "hi", cwd=tmp_path, ZIGAI_CONFIG=str(config))
+    assert via_env.returncode == 2
+
+
+def test_config_file_bound_is_the_cli_manifest_profile(tmp_path: Path) -> None:
+    from zigai.cli import InvalidCliConfig, load_config
+    from zigai.json import defaults
+
+    limit = defaults.cli_manifest.max_document_bytes
+    head = '{"version": 1, "system": "'
+    at_limit = head + "x" * (limit - len(head) - 2) + '"}'
+    assert len(at_limit.encode()) == limit
+    path = tmp_path / "c.json"
+    path.write_text(at_limit)
+    with pytest.raises(InvalidCliConfig):  # the string exceeds 256 KiB, a JSON bound
+        load_config(path)
+    path.write_text(at_limit + " ")
+    with pytest.raises(InvalidCliConfig, match=f"larger than {limit} bytes"):
+        load_config(path)
+    path.write_text('{"version": 1, "system": "' + "y" * (256 * 1024) + '"}')
+    assert load_config(path).system == "y" * (256 * 1024)
+
+
+def test_zigai_model_environment_variable_selects_the_model(tmp_path: Path) -> None:
+    done = zigai("run", "hi", cwd=tmp_path, ZIGAI_MODEL="groq:llama-3.3-70b-versatile")
+    assert done.returncode == 3 and "GROQ_API_KEY" in done.stderr
+
+
+def test_tools_list_selects_exactly_the_declared_tools(tmp_path: Path) -> None:
+    from zigai.cli.tools_file import load_tools
+
+    path = tmp_path / "t.py"
+    path.write_text(TOOLS + "\nimport zigai.reflect\n"
+                    "TOOLS = [zigai.reflect.tool('weather', 'w', get_weather, "
+                    "execution='requires_approval')]\n")
+    tools = load_tools(str(path))
+    assert [t.name for t in tools] == ["weather"]
+    path.write_text(TOOLS)
+    assert [t.name for t in load_tools(str(path))] == ["get_weather"]
+    path.write_text("raise RuntimeError('boom')\n")
+    from zigai.cli import CliUsageError
+
+    with pytest.raises(CliUsageError, match="RuntimeError: boom"):
+        load_tools(str(path))
+
+
+def test_python_dash_m_and_main_agree(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["run", "hello", "--model", "test"], env={}, out=out, err=err) == 0
+    done = zigai("run", "hello", "--model", "test", cwd=tmp_path)
+    assert done.stdout == out.getvalue() == "success (no tool calls)\n"
+
+
+def test_exit_code_mapping_table() -> None:
+    from zigai.cli import CliUsageError, exit_code_for
+    from zigai.models import MissingCredentials, UnknownModelProvider
+    from zigai.provider import ProviderAuthError, RateLimited
+    from zigai.transport import TransportTimedOut
+
+    assert exit_code_for(CliUsageError("x")) == 2
+    assert exit_code_for(UnknownModelProvider("x")) == 2
+    assert exit_code_for(MissingCredentials("x")) == 3
+    assert exit_code_for(ProviderAuthError("x")) == 3
+    assert exit_code_for(RateLimited("x")) == 4
+    assert exit_code_for(TransportTimedOut("x")) == 4
+    assert exit_code_for(ValueError("x")) == 1
+    assert exit_code_for(KeyboardInterrupt()) == 130

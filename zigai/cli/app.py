@@ -1,0 +1,179 @@
+"""Argument parsing and dispatch of the ``zigai`` command (stdlib ``argparse``).
+
+:func:`main` never raises for an expected failure: it prints one ``zigai: error: …`` line on
+stderr and returns the stable exit code from :func:`zigai.cli.errors.exit_code_for`.
+Tracebacks are shown only for unexpected faults when ``ZIGAI_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TextIO
+
+from zigai.cli.config import RunSettings, load_config
+from zigai.cli.errors import CliUsageError, ExitCode, exit_code_for
+
+__all__ = ["build_parser", "main"]
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    success: the final answer was printed
+  1    other fault (run limit, timeout, model behaviour, tool exception, bug)
+  2    operator input (arguments, model string, config/history/schema/tools/pause file)
+  3    credentials missing from the environment, or rejected by the provider
+  4    provider or network failure
+  5    approval handoff: the run paused and wrote a pause file (see 'zigai resume')
+  130  interrupted
+
+environment:
+  ZIGAI_MODEL     model string used when --model and the config name none
+  ZIGAI_CONFIG    configuration file used when --config is not given
+  provider keys   OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
+                  (see docs/providers.md)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so every usage error maps to exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise CliUsageError(f"{self.prog}: {message}")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise ValueError(text)
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="zigai",
+        description="Run zigai agents from the command line.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from zigai import __version__
+
+    parser.add_argument("--version", action="version", version=f"zigai {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = commands.add_parser(
+        "run", help="run an agent on a prompt", epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("prompt", help="the user prompt")
+    run.add_argument("--model", help="model string, e.g. openai:gpt-5-mini, anthropic:…, test")
+    run.add_argument("--system", help="system instructions")
+    run.add_argument("--tools", metavar="FILE.py", help="Python file whose functions become tools")
+    run.add_argument("--output-schema", metavar="FILE.json", help="JSON Schema of a structured answer")
+    run.add_argument("--stream", action="store_true",
+                     help="print text as it arrives; tool progress on stderr")
+    run.add_argument("--history", metavar="FILE",
+                     help="canonical history file: loaded before, replaced atomically after")
+    run.add_argument("--json", action="store_true", help="print output, usage and cost as JSON")
+    run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
+    run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
+    run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
+    run.add_argument("--pause-file", metavar="FILE", default="zigai-pause.json",
+                     help="where a run paused for approval is saved (default: %(default)s)")
+
+    resume = commands.add_parser(
+        "resume", help="continue a run paused for approval", epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    resume.add_argument("pause_file", metavar="FILE", help="the pause file 'zigai run' wrote")
+    resume.add_argument("--approve", action="append", default=[], metavar="ID",
+                        help="approve the call with this id (repeatable)")
+    resume.add_argument("--deny", action="append", default=[], metavar="ID",
+                        help="deny the call with this id (repeatable)")
+    resume.add_argument("--reason", action="append", default=[], metavar="TEXT",
+                        help="reason shown to the model for the preceding --deny")
+    resume.add_argument("--result", action="append", nargs=2, default=[], metavar=("ID", "JSON"),
+                        help="supply the result of an externally executed call")
+    resume.add_argument("--stream", action="store_true", help="as for 'run'")
+    resume.add_argument("--json", action="store_true", help="as for 'run'")
+
+    commands.add_parser("demo", help="a streamed weather tool loop over real HTTP on 127.0.0.1")
+    return parser
+
+
+def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
+    config_path = args.config or env.get("ZIGAI_CONFIG")
+    base = load_config(config_path) if config_path else RunSettings()
+    flags = {
+        "model": args.model, "system": args.system, "tools": args.tools,
+        "output_schema": args.output_schema, "max_requests": args.max_requests,
+        "timeout": args.timeout,
+    }
+    values = base.to_json()
+    values.update({k: v for k, v in flags.items() if v is not None})
+    if values.get("tools"):
+        values["tools"] = os.path.abspath(values["tools"])
+    if values.get("output_schema"):
+        values["output_schema"] = os.path.abspath(values["output_schema"])
+    return RunSettings(**values)
+
+
+def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(argv))
+    if args.command == "run":
+        from zigai.cli.run import Invocation, run_command
+
+        invocation = Invocation(
+            settings=_settings(args, env), history=args.history, json_output=args.json,
+            stream=args.stream, pause_file=args.pause_file,
+        )
+        return run_command(args.prompt, invocation, env, out, err)
+    if args.command == "resume":
+        from zigai.cli.approvals import resume_command
+
+        return resume_command(args, env, out, err)
+    if args.command == "demo":
+        from zigai.cli.demo import demo_command
+
+        return demo_command(out, err)
+    parser.print_help(out)
+    return ExitCode.usage
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run the ``zigai`` command; returns the exit code (see ``zigai --help``)."""
+    stdout = out if out is not None else sys.stdout
+    stderr = err if err is not None else sys.stderr
+    environment = os.environ if env is None else env
+    try:
+        return int(_dispatch(sys.argv[1:] if argv is None else argv, environment, stdout, stderr))
+    except SystemExit as exc:  # --help / --version
+        return int(exc.code or 0) if isinstance(exc.code, int) else 0
+    except BaseException as exc:
+        code = exit_code_for(exc)
+        if code == ExitCode.interrupted:
+            stderr.write("zigai: interrupted\n")
+            return int(code)
+        if not isinstance(exc, Exception):
+            raise
+        stderr.write(f"zigai: error: {type(exc).__name__}: {exc}\n")
+        if code == ExitCode.fault and environment.get("ZIGAI_DEBUG") == "1":
+            import traceback
+
+            traceback.print_exception(exc, file=stderr)
+        return int(code)

@@ -1,0 +1,198 @@
+"""Approval handoff: a paused run is saved to a versioned pause file; ``zigai resume`` continues.
+
+``zigai run`` drives the agent with ``Agent.run_until_pause``.  When the model calls a tool
+declared ``requires_approval`` (or ``external``), the run stops *before* any call of that
+response executes and the CLI writes, atomically, the pause file::
+
+    {"version": 1, "kind": "zigai.cli.pause",
+     "settings": {<RunSettings: model string, system, tools, schema, limits>},
+     "history": "<history file or null>",
+     "calls": [{"tool_call_id", "tool_name", "args", "execution"}, ...],
+     "state": "<the agent's opaque versioned paused-state JSON, as a string>"}
+
+It then prints one line per pending call on stderr and exits with code 5.  The file holds no
+credential: the model is rebuilt from its model string and the environment on resume.
+
+``zigai resume FILE --approve ID | --deny ID [--reason TEXT] | --result ID JSON`` needs exactly
+one decision per pending call, rebuilds the same agent, and calls ``Agent.resume_run_json``.
+A run that pauses again rewrites the file (exit 5); a completed run saves its history, prints
+its answer and deletes the pause file, so one pause is resumed at most once.  The agent checks
+the state's own version and digest; this module checks the envelope and the decisions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, TextIO
+
+from zigai.cli.config import settings_from_json
+from zigai.cli.errors import CliUsageError, ExitCode, InvalidPauseFile
+from zigai.cli.files import atomic_write_text, read_bounded
+
+__all__ = ["PAUSE_FILE_VERSION", "PAUSE_FILE_KIND", "Outcome", "start", "save_pause",
+           "read_pause_file", "decisions_from_args", "resume_command"]
+
+PAUSE_FILE_VERSION = 1
+PAUSE_FILE_KIND = "zigai.cli.pause"
+
+
+class Outcome:
+    """Either a finished ``result`` or a ``paused`` run (exactly one is set)."""
+
+    __slots__ = ("result", "paused")
+
+    def __init__(self, result: Any = None, paused: Any = None) -> None:
+        self.result = result
+        self.paused = paused
+
+
+def _unwrap(outcome: Any) -> Outcome:
+    if outcome.is_paused:
+        return Outcome(paused=outcome.paused)
+    return Outcome(result=outcome.result)
+
+
+def start(agent: Any, prompt: str, history: tuple[Any, ...]) -> Outcome:
+    """Run until the answer or the first approval pause."""
+    run_until_pause = getattr(agent, "run_until_pause", None)
+    if run_until_pause is None:  # an agent build without deferred execution
+        return Outcome(result=agent.run(prompt, message_history=history))
+    return _unwrap(run_until_pause(prompt, message_history=history))
+
+
+def _limits() -> Any:
+    from zigai.json import Limits, defaults
+
+    state = defaults.paused_state
+    return Limits(state.max_document_bytes + 1024 * 1024, state.max_document_bytes,
+                  state.max_depth, state.max_items)
+
+
+def save_pause(paused: Any, invocation: Any, err: TextIO) -> int:
+    """Write the pause file for ``paused`` and report the pending calls; exit code 5."""
+    with paused:
+        calls = [
+            {"tool_call_id": c.tool_call_id, "tool_name": c.tool_name, "args": c.args,
+             "execution": str(getattr(c.execution, "value", c.execution))}
+            for c in paused.calls
+        ]
+        document = {
+            "version": PAUSE_FILE_VERSION, "kind": PAUSE_FILE_KIND,
+            "settings": invocation.settings.to_json(), "history": invocation.history,
+            "calls": calls, "state": paused.state_json,
+        }
+    text = json.dumps(document, ensure_ascii=False, indent=1)
+    atomic_write_text(invocation.pause_file, text + "\n")
+    err.write(f"zigai: paused for approval; state saved to {invocation.pause_file}\n")
+    for call in calls:
+        verb = "--result ID JSON" if call["execution"] == "external" else "--approve ID or --deny ID"
+        err.write(f"[pending] {call['tool_call_id']} {call['tool_name']} {call['args']} ({verb})\n")
+    err.write(f"zigai: continue with: zigai resume {invocation.pause_file} --approve <id>\n")
+    return ExitCode.approval
+
+
+def read_pause_file(path: str) -> dict[str, Any]:
+    """The validated pause-file envelope (the agent validates the inner state)."""
+    from zigai import json as zjson
+    from zigai.errors import JsonError
+
+    try:
+        data = read_bounded(path, _limits().max_document_bytes, "pause file")
+    except CliUsageError as exc:
+        raise InvalidPauseFile(str(exc)) from None
+    try:
+        document = zjson.parse(data, _limits())
+    except JsonError as exc:
+        raise InvalidPauseFile(f"pause file {path!r} is not valid JSON: {exc}") from None
+    if not isinstance(document, dict) or set(document) != {
+        "version", "kind", "settings", "history", "calls", "state"
+    }:
+        raise InvalidPauseFile(f"pause file {path!r} does not have the pause-file fields")
+    if document["version"] != PAUSE_FILE_VERSION or isinstance(document["version"], bool):
+        raise InvalidPauseFile(f"pause file {path!r} has unsupported version {document['version']!r}")
+    if document["kind"] != PAUSE_FILE_KIND:
+        raise InvalidPauseFile(f"{path!r} is not a zigai CLI pause file")
+    if not isinstance(document["state"], str) or not isinstance(document["calls"], list):
+        raise InvalidPauseFile(f"pause file {path!r} is malformed")
+    if document["history"] is not None and not isinstance(document["history"], str):
+        raise InvalidPauseFile(f"pause file {path!r} has a malformed history path")
+    for call in document["calls"]:
+        if not isinstance(call, dict) or not isinstance(call.get("tool_call_id"), str):
+            raise InvalidPauseFile(f"pause file {path!r} has a malformed pending call")
+    return document
+
+
+def decisions_from_args(args: argparse.Namespace, calls: list[dict[str, Any]]) -> list[Any]:
+    """Exactly one decision per pending call, from ``--approve`` / ``--deny`` / ``--result``."""
+    from zigai import json as zjson
+    from zigai.agent.deferred import ResumeDecision
+    from zigai.errors import JsonError
+    from zigai.json import defaults
+
+    if len(args.reason) > len(args.deny):
+        raise CliUsageError("--reason follows a --deny ID")
+    reasons = list(args.reason) + [None] * (len(args.deny) - len(args.reason))
+    chosen: dict[str, Any] = {}
+
+    def add(call_id: str, decision: Any) -> None:
+        if call_id in chosen:
+            raise CliUsageError(f"call {call_id!r} has more than one decision")
+        chosen[call_id] = decision
+
+    for call_id in args.approve:
+        add(call_id, ResumeDecision.approve(call_id))
+    for call_id, reason in zip(args.deny, reasons, strict=True):
+        add(call_id, ResumeDecision.deny(call_id, reason))
+    for call_id, text in args.result:
+        try:
+            content = zjson.parse(text, defaults.tool_payload)
+        except JsonError as exc:
+            raise CliUsageError(f"--result {call_id}: not valid JSON: {exc}") from None
+        add(call_id, ResumeDecision.result(call_id, content))
+    pending = [call["tool_call_id"] for call in calls]
+    unknown = sorted(set(chosen) - set(pending))
+    if unknown:
+        raise CliUsageError(f"no pending call has id {', '.join(unknown)} (pending: {', '.join(pending)})")
+    missing = [call_id for call_id in pending if call_id not in chosen]
+    if missing:
+        raise CliUsageError(f"every pending call needs a decision; missing: {', '.join(missing)}")
+    return [chosen[call_id] for call_id in pending]
+
+
+def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
+    """``zigai resume FILE …`` (see the module docstring)."""
+    from zigai.cli.progress import Progress, StreamingModel
+    from zigai.cli.run import Invocation, build_agent, finish
+
+    document = read_pause_file(args.pause_file)
+    settings = settings_from_json(document["settings"], f"pause file {args.pause_file!r}")
+    decisions = decisions_from_args(args, document["calls"])
+    invocation = Invocation(settings=settings, history=document["history"], json_output=args.json,
+                            stream=args.stream, pause_file=args.pause_file)
+    progress = None
+    wrap = None
+    if args.stream:
+        progress = Progress(out, err, show_text=not args.json)
+        wrap = lambda model: StreamingModel(model, progress)  # noqa: E731
+    agent = build_agent(replace(settings, model=settings.model or "test"), env, err, wrap)
+    resume = getattr(agent, "resume_run_json", None)
+    if resume is None:
+        raise CliUsageError("this zigai build cannot resume paused runs (no Agent.resume_run_json)")
+    from zigai.agent.deferred import InvalidPausedState, InvalidResumeDecisions
+
+    try:
+        outcome = _unwrap(resume(document["state"], decisions))
+    except (InvalidPausedState, InvalidResumeDecisions) as exc:
+        raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
+    if outcome.paused is not None:
+        return save_pause(outcome.paused, invocation, err)
+    code = finish(outcome.result, agent, invocation, out, progress)
+    try:
+        os.unlink(args.pause_file)
+    except OSError:
+        pass
+    return code
