@@ -10,6 +10,7 @@ effects; the history is built on demand.
 
 from __future__ import annotations
 
+import json
 import random
 import statistics
 import time
@@ -87,5 +88,68 @@ def history_1000_roundtrip_ms(reps: int) -> float:
         began = time.perf_counter()
         with history.parse(history.stringify(messages)) as owned:
             assert len(owned) == 1000
+        samples.append((time.perf_counter() - began) * 1000.0)
+    return statistics.median(samples)
+
+
+def history_json_value(value: object) -> str:
+    """Canonical JSON text of a frozen zigai JSON value (plain containers for the peer)."""
+    from zigai.json import dumps
+
+    return dumps(value)
+
+
+def _peer_history(messages: tuple[m.Message, ...]) -> list:
+    """The same conversation as PydanticAI 2.x message objects (dev-only peer)."""
+    from pydantic_ai import messages as pm
+    from pydantic_ai.usage import RequestUsage as PeerUsage
+
+    converted: list = []
+    for message in messages:
+        if isinstance(message, m.RequestMessage):
+            parts: list = []
+            for part in message.parts:
+                if isinstance(part, m.SystemPromptPart):
+                    parts.append(pm.SystemPromptPart(part.content, timestamp=part.timestamp))
+                elif isinstance(part, m.UserPromptPart):
+                    parts.append(pm.UserPromptPart(part.content))
+                elif isinstance(part, m.ToolReturnPart):
+                    content = json.loads(history_json_value(part.content))
+                    parts.append(pm.ToolReturnPart(part.tool_name, content, part.tool_call_id,
+                                                   timestamp=part.timestamp))
+            converted.append(pm.ModelRequest(parts, instructions=message.instructions))
+        else:
+            parts = []
+            for part in message.parts:
+                if isinstance(part, m.ThinkingPart):
+                    parts.append(pm.ThinkingPart(part.content, signature=part.signature))
+                elif isinstance(part, m.TextPart):
+                    parts.append(pm.TextPart(part.content))
+                elif isinstance(part, m.ToolCallPart):
+                    parts.append(pm.ToolCallPart(part.tool_name, part.args, part.tool_call_id,
+                                                 id=part.id))
+            usage = message.usage
+            converted.append(pm.ModelResponse(
+                parts,
+                usage=PeerUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                                cache_read_tokens=usage.cache_read_tokens),
+                model_name=message.model_name, timestamp=message.timestamp,
+                provider_name=message.provider_name,
+                provider_response_id=message.provider_response_id,
+                provider_details={"service_tier": "default"},
+            ))
+    return converted
+
+
+def peer_history_1000_roundtrip_ms(reps: int) -> float:
+    """The same round trip through PydanticAI's ``ModelMessagesTypeAdapter`` (JSON bytes)."""
+    from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+    peer = _peer_history(build_history(1000))
+    samples = []
+    for _ in range(max(reps, 1)):
+        began = time.perf_counter()
+        loaded = ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(peer))
+        assert len(loaded) == 1000
         samples.append((time.perf_counter() - began) * 1000.0)
     return statistics.median(samples)
