@@ -79,6 +79,12 @@ The tree (bases here, named leaves in their modules)::
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
     │                                                 InvalidAgentConfiguration
+    │                             zigai.agent.deferred InvalidPausedState (PausedStateTooLarge,
+    │                                                 UnsupportedPausedStateVersion),
+    │                                                 InvalidResumeDecisions (ResumeDecisionsTooLarge,
+    │                                                 UnsupportedResumeDecisionsVersion,
+    │                                                 ResumeDecisionMismatch)
+    │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
     ├── McpError                  zigai.mcp
     ├── EvalsError                zigai.evals

@@ -6,11 +6,41 @@ handle_response → (execute_tools →) … → finalize``.  Results own their
 conversation (:class:`Result`, :class:`TypedResult`) and must be closed.
 Named errors live in ``zigai.agent.errors``; run-control errors
 (``RunTimedOut``, ``Cancelled``) and ``ToolRetriesExceeded`` are re-exported.
+
+Streaming (``run_stream``, ``run_stream_events``; events in ``zigai.agent.events``),
+deferred tools (``run_until_pause``, ``resume_run``, ``resume_run_json`` and their
+stream variants; state and decisions in ``zigai.agent.deferred``) and the
+``PendingMessageQueue`` (``zigai.agent.pending``) drive the same state machine.
 """
 
 from __future__ import annotations
 
-from zigai.agent.agent import Agent, DynamicInstruction, RunContext, RunLimits, RunOptions
+from zigai.agent.agent import (
+    Agent,
+    DynamicInstruction,
+    RunContext,
+    RunLimits,
+    RunOptions,
+    ToolApproval,
+)
+from zigai.agent.deferred import (
+    ApprovalSource,
+    DeferredCall,
+    InvalidPausedState,
+    InvalidResumeDecisions,
+    OwnedResumeDecisions,
+    PausedRun,
+    PausedStateTooLarge,
+    ResumeAction,
+    ResumeDecision,
+    ResumeDecisionMismatch,
+    ResumeDecisionsTooLarge,
+    RunOutcome,
+    UnsupportedPausedStateVersion,
+    UnsupportedResumeDecisionsVersion,
+    parse_resume_decisions,
+    stringify_resume_decisions,
+)
 from zigai.agent.errors import (
     ContentFiltered,
     EmptyModelResponse,
@@ -24,8 +54,26 @@ from zigai.agent.errors import (
     UnexpectedModelBehavior,
     UsageLimitExceeded,
 )
+from zigai.agent.events import (
+    AgentStreamEvent,
+    DeferredToolRequestEvent,
+    DeferredToolResultEvent,
+    EnqueuedMessagesEvent,
+    FinalResultEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelResponseEvent,
+    PartialOutputEvent,
+    ToolAvailabilityEvent,
+)
+from zigai.agent.pending import (
+    InvalidPendingMessages,
+    PendingMessageQueue,
+    PendingMessageQueueClosed,
+)
 from zigai.agent.result import Result, TypedResult
 from zigai.agent.run import AgentRun, RunState
+from zigai.agent.stream import AgentStream
 from zigai.control import CancellationToken, Cancelled, RunTimedOut
 from zigai.output import EndStrategy, OutputChoice, OutputResult, OutputRunContext, OutputSpec
 from zigai.tool import ToolRetriesExceeded
@@ -60,4 +108,38 @@ __all__ = [
     "InvalidAgentConfiguration",
     "RunTimedOut",
     "Cancelled",
+    "ToolApproval",
+    # streaming
+    "AgentStream",
+    "AgentStreamEvent",
+    "PartialOutputEvent",
+    "ModelResponseEvent",
+    "ToolAvailabilityEvent",
+    "FunctionToolCallEvent",
+    "FunctionToolResultEvent",
+    "DeferredToolRequestEvent",
+    "DeferredToolResultEvent",
+    "EnqueuedMessagesEvent",
+    "FinalResultEvent",
+    # deferred tools
+    "RunOutcome",
+    "PausedRun",
+    "DeferredCall",
+    "ApprovalSource",
+    "ResumeAction",
+    "ResumeDecision",
+    "OwnedResumeDecisions",
+    "stringify_resume_decisions",
+    "parse_resume_decisions",
+    "InvalidPausedState",
+    "PausedStateTooLarge",
+    "UnsupportedPausedStateVersion",
+    "InvalidResumeDecisions",
+    "ResumeDecisionsTooLarge",
+    "UnsupportedResumeDecisionsVersion",
+    "ResumeDecisionMismatch",
+    # pending messages
+    "PendingMessageQueue",
+    "PendingMessageQueueClosed",
+    "InvalidPendingMessages",
 ]

@@ -1,8 +1,14 @@
 """One tool step of the agent loop: output calls, ordinary calls, end strategy, history.
 
 :func:`check_pause` runs before anything of a response executes: a call of a
-tool whose execution is ``requires_approval`` or ``external`` raises
-``PauseRequired`` (``Agent.run`` never discards a pause).
+tool whose execution is ``requires_approval`` or ``external`` — or an immediate call
+with valid arguments that ``Agent.tool_approval`` marks as needing approval — must
+wait.  ``Agent.run`` raises ``PauseRequired`` (it never discards a pause);
+``run_until_pause`` receives the deferred calls and pauses.
+
+On resume the run's ``decisions`` resolve those calls here: ``approve`` runs the call
+like an immediate one, ``deny`` becomes a ``denied`` tool return carrying the reason,
+``result`` appends the external content without invoking application code.
 
 :func:`execute_tool_step` then handles every ``ToolCallPart`` of the response:
 
@@ -45,6 +51,7 @@ from zigai.tool import (
 )
 
 if TYPE_CHECKING:
+    from zigai.agent.deferred import DeferredCall
     from zigai.agent.run import AgentRun
 
 __all__ = ["check_pause", "execute_tool_step", "FINAL_RESULT_TEXT", "SKIPPED_TEXT", "UNUSED_OUTPUT_TEXT"]
@@ -54,22 +61,42 @@ SKIPPED_TEXT = "Tool not executed: a final result was already processed."
 UNUSED_OUTPUT_TEXT = "Output tool not used: a final result was already processed."
 
 
-def check_pause(run: AgentRun, response: ResponseMessage) -> None:
-    """Raise PauseRequired when a call needs approval or external execution."""
-    waiting: list[ToolCallPart] = []
+def check_pause(run: AgentRun, response: ResponseMessage) -> tuple[DeferredCall, ...]:
+    """The calls that must wait; raise PauseRequired when the run cannot pause."""
+    from zigai.agent.deferred import ApprovalSource, DeferredCall, deferred_args
+
+    waiting: list[DeferredCall] = []
+    approval = run.agent.tool_approval
     for part in response.parts:
-        if isinstance(part, ToolCallPart):
-            tool = run.step_tools.get(part.tool_name)
-            if tool is not None and tool.execution is not ToolExecution.immediate:
-                waiting.append(part)
-    if waiting:
-        names = tuple(p.tool_name for p in waiting)
+        if not isinstance(part, ToolCallPart):
+            continue
+        tool = run.step_tools.get(part.tool_name)
+        if tool is None:
+            continue
+        if tool.execution is not ToolExecution.immediate:
+            waiting.append(DeferredCall(
+                part.tool_call_id, part.tool_name, deferred_args(part), tool.execution.value,
+            ))
+        elif approval is not None:
+            try:
+                args = tool.validate_arguments(part.args)
+            except InvalidToolArguments:
+                continue  # invalid arguments become a retry prompt; approval never sees them
+            run.control.check()
+            if approval(run.run_context(), part.tool_name, args.value):
+                waiting.append(DeferredCall(
+                    part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval",
+                    ApprovalSource.dynamic,
+                ))
+    if waiting and not run.allow_pause:
+        names = tuple(c.tool_name for c in waiting)
         raise PauseRequired(
             f"the model called {', '.join(sorted(set(names)))}, which must pause for approval or "
             "external execution; Agent.run cannot discard that pause — use run_until_pause",
             tool_names=names,
-            tool_call_ids=tuple(p.tool_call_id for p in waiting),
+            tool_call_ids=tuple(c.tool_call_id for c in waiting),
         )
+    return tuple(waiting)
 
 
 def _count_tool_retry(run: AgentRun, name: str, max_retries: int, message: str) -> None:
@@ -140,8 +167,18 @@ def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
     parts: dict[int, Any] = {}
     agent = run.agent
     unknown_failures: list[tuple[str, str]] = []
+    decisions = run.decisions
     for index, call in enumerate(calls):
-        if call.tool_name in output_names:
+        decision = decisions.get(call.tool_call_id) if decisions else None
+        if decision is not None and decision.action.value != "approve":
+            if decision.action.value == "deny":
+                part: Any = ToolReturnPart(
+                    call.tool_name, call.tool_call_id, decision.deny_text, ToolOutcome.denied
+                )
+            else:
+                part = ToolReturnPart(call.tool_name, call.tool_call_id, decision.content)
+            parts[index] = part
+        elif call.tool_name in output_names:
             output_calls.append((index, call))
         elif call.tool_name in run.step_tools:
             function_calls.append((index, call))
@@ -180,11 +217,29 @@ def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
         _count_tool_retry(run, name, limit, message)
 
     ordered = tuple(parts[i] for i in range(len(calls)))
+    if run._sink is not None:
+        _emit_results(run, calls, ordered, output_names)
     run.messages.append(RequestMessage(ordered))
     for index in sorted(follow_ups):
         run.messages.extend(follow_ups[index])
     run.control.check()
     return accepted is not None
+
+
+def _emit_results(
+    run: AgentRun, calls: list[ToolCallPart], ordered: tuple[Any, ...], output_names: frozenset[str]
+) -> None:
+    from zigai.agent.events import DeferredToolResultEvent, FunctionToolResultEvent
+
+    decisions = run.decisions
+    for call, part in zip(calls, ordered, strict=True):
+        if call.tool_name in output_names:
+            continue
+        decision = decisions.get(call.tool_call_id) if decisions else None
+        if decision is not None:
+            run.emit(DeferredToolResultEvent(part, decision.action.value))
+        else:
+            run.emit(FunctionToolResultEvent(part))
 
 
 def _run_function_calls(
@@ -217,6 +272,11 @@ def _run_function_calls(
         positions.append(index)
     if not scheduled:
         return
+    if run._sink is not None:
+        from zigai.agent.events import FunctionToolCallEvent
+
+        for sc in scheduled:
+            run.emit(FunctionToolCallEvent(sc.call))
     run.control.check()
     results = run.scheduler.run_batch(scheduled, run.control)
     executed = 0

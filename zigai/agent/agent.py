@@ -45,11 +45,15 @@ from zigai.toolset import Toolset
 from zigai.usage import RunUsage
 
 if TYPE_CHECKING:
+    from zigai.agent.deferred import OwnedResumeDecisions, ResumeDecision, RunOutcome
+    from zigai.agent.events import AgentStreamEvent
+    from zigai.agent.pending import PendingMessageQueue
     from zigai.agent.result import Result, TypedResult
     from zigai.agent.run import AgentRun
+    from zigai.agent.stream import AgentStream
     from zigai.model import ModelProfile
 
-__all__ = ["Agent", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction"]
+__all__ = ["Agent", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction", "ToolApproval"]
 
 T = TypeVar("T")
 
@@ -66,6 +70,9 @@ class RunContext:
 
 
 DynamicInstruction = Callable[[RunContext], "str | None"]
+
+ToolApproval = Callable[[RunContext, str, Any], bool]
+"""``(ctx, tool_name, validated_args) -> needs_approval`` for immediate tools (dynamic approval)."""
 
 
 def _limit(name: str, value: object) -> None:
@@ -127,6 +134,7 @@ class RunOptions:
     cancellation: CancellationToken | None = None
     limits: RunLimits | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
+    pending_messages: PendingMessageQueue | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
@@ -139,6 +147,11 @@ class RunOptions:
             raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
         if self.limits is not None and not isinstance(self.limits, RunLimits):
             raise InvalidAgentConfiguration("RunOptions.limits must be a RunLimits")
+        if self.pending_messages is not None:
+            from zigai.agent.pending import PendingMessageQueue
+
+            if not isinstance(self.pending_messages, PendingMessageQueue):
+                raise InvalidAgentConfiguration("RunOptions.pending_messages must be a PendingMessageQueue")
 
 
 _TYPED_NAME = re.compile(r"[^A-Za-z0-9_-]")
@@ -170,6 +183,7 @@ class Agent:
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     deps_type: type | None = None
     name: str | None = None
+    tool_approval: ToolApproval | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -218,6 +232,8 @@ class Agent:
             raise InvalidAgentConfiguration("Agent.tool_limits must be a ToolLimits")
         if self.retry_policy is not None and not isinstance(self.retry_policy, RetryPolicy):
             raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
+        if self.tool_approval is not None and not callable(self.tool_approval):
+            raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
 
     # -- derived values (cached; immutable) -------------------------------------------------
 
@@ -333,3 +349,163 @@ class Agent:
 
         run = AgentRun(self, self._options(prompt, options, kwargs), output_type=output_type, typed_mode=mode)
         return run.run()  # type: ignore[return-value]
+
+    # -- streaming ------------------------------------------------------------------------------
+
+    def _run(
+        self, prompt: Any, options: RunOptions | None, kwargs: Mapping[str, Any], *,
+        output_type: Any = None, mode: TypedMode | None = None, allow_pause: bool = False,
+    ) -> AgentRun:
+        from zigai.agent.run import AgentRun
+
+        return AgentRun(
+            self, self._options(prompt, options, kwargs), output_type=output_type,
+            typed_mode=mode, allow_pause=allow_pause,
+        )
+
+    def run_stream(
+        self,
+        prompt: Any = None,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> AgentStream:
+        """A synchronous stream of ``AgentStreamEvent`` values over the ordinary loop.
+
+        Use it as a context manager, iterate it, then call ``result()`` for the owned
+        :class:`Result` (a :class:`TypedResult` when ``output_type`` is given).  A deferred
+        tool call raises ``PauseRequired``; use :meth:`run_until_pause_stream` for those.
+        """
+        from zigai.agent.stream import AgentStream
+
+        return AgentStream(self._run(prompt, options, kwargs, output_type=output_type, mode=mode))
+
+    def run_stream_events(
+        self,
+        prompt: Any = None,
+        *,
+        sink: Callable[[AgentStreamEvent], None],
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> Result:
+        """Run to completion, handing every stream event to ``sink`` as it happens.
+
+        ``sink`` runs on the calling thread; whatever it raises stops the run.
+        """
+        if not callable(sink):
+            raise InvalidAgentConfiguration("run_stream_events needs a callable sink")
+        from zigai.agent.stream import run_with_sink
+
+        run = self._run(prompt, options, kwargs, output_type=output_type, mode=mode)
+        run_with_sink(run, sink)
+        return run.completed_result()
+
+    # -- deferred tools ---------------------------------------------------------------------------
+
+    def run_until_pause(
+        self,
+        prompt: Any = None,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> RunOutcome:
+        """Run until a final output (``complete``) or a deferred tool call (``paused``).
+
+        The pause happens before any call of that model response executes; the
+        :class:`~zigai.agent.deferred.PausedRun` owns the versioned ``state_json``.
+        """
+        run = self._run(prompt, options, kwargs, output_type=output_type, mode=mode, allow_pause=True)
+        run.drive()
+        return run.outcome()
+
+    def run_until_pause_stream(
+        self,
+        prompt: Any = None,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> AgentStream:
+        """:meth:`run_until_pause` as a stream; read ``outcome()`` after iterating."""
+        from zigai.agent.stream import AgentStream
+
+        run = self._run(prompt, options, kwargs, output_type=output_type, mode=mode, allow_pause=True)
+        return AgentStream(run, pause_aware=True)
+
+    def _resume(
+        self, state_json: str | bytes, decisions: Any, options: RunOptions | None,
+        kwargs: Mapping[str, Any], output_type: Any, mode: TypedMode | None,
+    ) -> AgentRun:
+        from zigai.agent.deferred import decode_paused_state, match_decisions
+        from zigai.agent.run import AgentRun
+
+        state = decode_paused_state(state_json)
+        matched = match_decisions(state.calls, tuple(decisions))
+        run_options = self._options(None, options, kwargs)
+        return AgentRun(
+            self, run_options, output_type=output_type, typed_mode=mode, allow_pause=True,
+            resume=state, decisions=matched,
+        )
+
+    def resume_run(
+        self,
+        state_json: str | bytes,
+        decisions: Sequence[ResumeDecision] | OwnedResumeDecisions,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> RunOutcome:
+        """Continue a paused run with exactly one decision per deferred call.
+
+        Immediate calls of the pausing response run now, the original model request is
+        never replayed, and this invocation gets a fresh deadline.  Dependencies come from
+        ``options``/``kwargs`` (``deps=...``); instructions come from the saved state.
+        The outcome may pause again.
+        """
+        run = self._resume(state_json, decisions, options, kwargs, output_type, mode)
+        run.drive()
+        return run.outcome()
+
+    def resume_run_json(
+        self,
+        state_json: str | bytes,
+        decisions_json: str | bytes,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> RunOutcome:
+        """:meth:`resume_run` with decisions in the versioned resume-decisions JSON."""
+        from zigai.agent.deferred import parse_resume_decisions
+
+        with parse_resume_decisions(decisions_json) as owned:
+            decisions = owned.decisions
+        return self.resume_run(
+            state_json, decisions, options=options, output_type=output_type, mode=mode, **kwargs
+        )
+
+    def resume_run_stream(
+        self,
+        state_json: str | bytes,
+        decisions: Sequence[ResumeDecision] | OwnedResumeDecisions,
+        *,
+        options: RunOptions | None = None,
+        output_type: Any = None,
+        mode: TypedMode | None = None,
+        **kwargs: Any,
+    ) -> AgentStream:
+        """:meth:`resume_run` as a stream; read ``outcome()`` after iterating."""
+        from zigai.agent.stream import AgentStream
+
+        run = self._resume(state_json, decisions, options, kwargs, output_type, mode)
+        return AgentStream(run, pause_aware=True)

@@ -14,11 +14,20 @@ States (``RunState``), each one ``step()``:
                     → ``prepare_request``
 ``execute_tools``   output calls and ordinary calls per the end strategy; returns in call order;
                     follow-ups after them → ``finalize`` or ``prepare_request``
-``finalize``        build the owned :class:`Result` → ``done``
+``finalize``        take pending-queue batches (→ ``prepare_request``) or close the queue,
+                    build the owned :class:`Result` → ``done``
 
 Per-run state lives only here; the :class:`~zigai.agent.Agent` is never mutated.
-A later streaming variant and pause/resume drive the same states: the pause check
-runs in ``handle_response`` before any call of that response executes.
+
+Streaming (:mod:`zigai.agent.stream`) is a mode of the same machine: with an event sink
+the ``model_request`` state consumes ``model.stream()`` one event per ``step()`` and
+stays in ``model_request`` until the stream ends; every other state is unchanged and
+only emits events.  Pause/resume (:mod:`zigai.agent.deferred`) drives the same states:
+the pause check runs in ``handle_response`` before any call of that response executes
+(``run_until_pause`` ends the run there with a paused outcome instead of raising
+``PauseRequired``), and a resumed run starts directly in ``execute_tools`` on the
+saved response with the application's decisions — the model request is never replayed.
+A ``PendingMessageQueue`` is drained before each model request and at finalization.
 
 Invariants: the run deadline and the cancellation token are checked between every
 phase, before each callback and after the model returns (a late response is
@@ -36,6 +45,7 @@ from typing import Any
 from zigai.agent._accept import accept_candidate
 from zigai.agent._tool_step import execute_tool_step
 from zigai.agent.agent import Agent, RunContext, RunOptions, TypedMode
+from zigai.agent.deferred import DeferredCall, PausedRun, PausedState, ResumeDecision, RunOutcome
 from zigai.agent.errors import (
     ContentFiltered,
     EmptyModelResponse,
@@ -54,8 +64,8 @@ from zigai.messages import (
     RequestMessage,
     ResponseMessage,
     RetryPromptPart,
-    ToolCallPart,
     SystemPromptPart,
+    ToolCallPart,
     UserPromptPart,
 )
 from zigai.model import ModelRequest, check_request_supported
@@ -87,6 +97,9 @@ class AgentRun:
         *,
         output_type: Any = None,
         typed_mode: TypedMode | None = None,
+        allow_pause: bool = False,
+        resume: PausedState | None = None,
+        decisions: dict[str, ResumeDecision] | None = None,
     ) -> None:
         self.agent = agent
         self.options = options
@@ -116,7 +129,9 @@ class AgentRun:
         for message in history:
             if not isinstance(message, (RequestMessage, ResponseMessage)):
                 raise InvalidAgentConfiguration("message_history must contain Message values")
-        if options.prompt is None and (not history or not isinstance(history[-1], RequestMessage)):
+        if resume is None and options.prompt is None and (
+            not history or not isinstance(history[-1], RequestMessage)
+        ):
             raise InvalidAgentConfiguration(
                 "a run needs a prompt, or a message history that ends with a request"
             )
@@ -127,6 +142,18 @@ class AgentRun:
         self.output_retries = 0
         self.tool_retries: dict[str, int] = {}
         self.state = RunState.start
+        self.allow_pause = allow_pause
+        self.paused: PausedRun | None = None
+        self.decisions: dict[str, ResumeDecision] = decisions or {}
+        self.deferred_calls: dict[str, DeferredCall] = {}
+        self._resume_messages: tuple[RequestMessage, ...] = ()
+        self._sink: Callable[[Any], None] | None = None
+        self._streaming: Any = None
+        self._tool_names: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+        queue = options.pending_messages
+        if queue is not None:
+            queue.attach()
+        self.queue = queue
         self.request: ModelRequest | None = None
         self.response: ResponseMessage | None = None
         self.step_tools: dict[str, Tool] = {}
@@ -136,6 +163,28 @@ class AgentRun:
         self.final_name: str | None = None
         self._scheduler: Any = None
         self._processors = tuple(agent.history_processors) + tuple(options.history_processors)
+        if resume is not None:
+            self._restore(resume)
+
+    def _restore(self, state: PausedState) -> None:
+        """Rebuild a paused run: saved history, instructions, usage and counters; no replay."""
+        if self.options.message_history or self.options.prompt is not None:
+            raise InvalidAgentConfiguration(
+                "a resumed run takes its history from the paused state; pass no prompt or history"
+            )
+        self.messages = list(state.messages)
+        self.new_start = state.new_start
+        self.instructions = state.instructions
+        self.usage = state.usage
+        self.output_retries = state.output_retries
+        self.tool_retries = dict(state.tool_retries)
+        self.deferred_calls = {call.tool_call_id: call for call in state.calls}
+        self._resume_messages = state.pending_messages
+        last = state.messages[-1]
+        assert isinstance(last, ResponseMessage)
+        self.response = last
+        self._resolve_tools()
+        self.state = RunState.execute_tools
 
     # -- driving ----------------------------------------------------------------------------
 
@@ -161,16 +210,76 @@ class AgentRun:
 
     def run(self) -> Result:
         """Step until done and return the owned result."""
+        self.drive()
+        return self.completed_result()
+
+    def drive(self) -> None:
+        """Step until done; on any failure the pending queue is closed and resources released."""
         try:
             while self.state is not RunState.done:
                 self.step()
+        except BaseException:
+            self.abort()
+            raise
         finally:
             self.close()
-        assert self.result is not None
+
+    def completed_result(self) -> Result:
+        """The owned result of a completed run (PauseRequired-safe: a paused run raises)."""
+        if self.result is None:
+            from zigai.agent.errors import PauseRequired
+
+            if self.paused is not None:
+                calls = self.paused.calls
+                raise PauseRequired(
+                    "the run paused for deferred tool calls; read outcome() instead",
+                    tool_names=tuple(c.tool_name for c in calls),
+                    tool_call_ids=tuple(c.tool_call_id for c in calls),
+                )
+            raise InvalidAgentConfiguration("the run has not finished")
         return self.result
 
+    def outcome(self) -> RunOutcome:
+        """The tagged outcome of a finished pause-aware run."""
+        from zigai.agent.deferred import RunOutcome
+
+        if self.paused is not None:
+            return RunOutcome(paused=self.paused)
+        return RunOutcome(result=self.completed_result())
+
+    def set_sink(self, sink: Callable[[Any], None] | None) -> None:
+        """Select the streaming mode: every event of the run is handed to ``sink``."""
+        self._sink = sink
+
+    def emit(self, event: Any) -> None:
+        sink = self._sink
+        if sink is not None:
+            sink(event)
+
+    def abort(self) -> None:
+        """Terminal failure or abandonment: discard queued batches, stop the model stream."""
+        if self.queue is not None:
+            self.queue.close()
+        self._close_stream()
+
+    def _close_stream(self) -> None:
+        streaming, self._streaming = self._streaming, None
+        if streaming is not None:
+            streaming.close()
+
+    def stream_part(self, index: int) -> Any:
+        """The current value of part ``index`` of the response being streamed (or None)."""
+        streaming = self._streaming
+        if streaming is None or streaming.stream is None:
+            return None
+        parts = streaming.stream._accumulator._parts
+        return parts.get(index)
+
     def close(self) -> None:
-        """Release per-run resources (the tool worker pool); idempotent."""
+        """Release per-run resources (the tool worker pool, an open stream); idempotent."""
+        self._close_stream()
+        if self.queue is not None and self.state is not RunState.done:
+            self.queue.close()
         scheduler, self._scheduler = self._scheduler, None
         if scheduler is not None:
             scheduler.close()
@@ -258,6 +367,8 @@ class AgentRun:
                 f"the next model request would exceed max_requests={limit}",
                 limit_name="max_requests", limit=limit, value=self.usage.requests + 1,
             )
+        if self.queue is not None:
+            self._insert_pending(self.queue.take())
         definitions = self._resolve_tools()
         output_tools = self.output.tool_definitions
         if output_tools:
@@ -284,9 +395,57 @@ class AgentRun:
         )
         check_request_supported(request, self.profile)
         self.request = request
+        if self._sink is not None:
+            names = (tuple(self.step_tools), tuple(d.name for d in output_tools))
+            if names != self._tool_names:
+                self._tool_names = names
+                from zigai.agent.events import ToolAvailabilityEvent
+
+                self.emit(ToolAvailabilityEvent(names[0], names[1]))
         self.state = RunState.model_request
 
+    def _insert_pending(self, messages: tuple[RequestMessage, ...]) -> bool:
+        if not messages:
+            return False
+        self.messages.extend(messages)
+        if self._sink is not None:
+            from zigai.agent.events import EnqueuedMessagesEvent
+
+            self.emit(EnqueuedMessagesEvent(messages))
+        return True
+
+    def _model_request_streamed(self) -> None:
+        streaming = self._streaming
+        if streaming is None:
+            from zigai.agent.stream import StreamingRequest
+
+            streaming = self._streaming = StreamingRequest(self)
+            event = streaming.first
+        else:
+            event = streaming.next()
+        if event is not None:
+            streaming.guard.mark_delivered()
+            sink = self._sink
+            assert sink is not None
+            sink(event)
+            partial = streaming.deriver.derive(event)
+            if partial is not None:
+                sink(partial)
+            return
+        stream = streaming.stream
+        self._streaming = None
+        response = stream.response()
+        stream.close()
+        self.control.check()
+        self._accept_response(response)
+        from zigai.agent.events import ModelResponseEvent
+
+        self.emit(ModelResponseEvent(response, response.usage))
+
     def _model_request(self) -> None:
+        if self._sink is not None:
+            self._model_request_streamed()
+            return
         request = self.request
         assert request is not None
         model = self.model
@@ -313,6 +472,9 @@ class AgentRun:
             )
         # A response that arrives after the deadline or cancellation is discarded.
         self.control.check()
+        self._accept_response(response)
+
+    def _accept_response(self, response: Any) -> None:
         if not isinstance(response, ResponseMessage):
             raise InvalidAgentConfiguration(
                 f"model.request returned {type(response).__name__}, not a ResponseMessage"
@@ -364,7 +526,10 @@ class AgentRun:
         if has_calls:
             from zigai.agent._tool_step import check_pause
 
-            check_pause(self, response)
+            waiting = check_pause(self, response)
+            if waiting:
+                self._pause(waiting)
+                return
             self.state = RunState.execute_tools
             return
         text = response.text
@@ -397,13 +562,43 @@ class AgentRun:
                 max_retries=limit, last_error=rejection.message,
             ) from rejection.cause
 
+    def _pause(self, waiting: tuple[DeferredCall, ...]) -> None:
+        """End the invocation with a paused outcome; nothing of this response has run."""
+        from zigai.agent.deferred import PausedRun, PausedState, encode_paused_state
+        from zigai.agent.events import DeferredToolRequestEvent
+
+        pending = self.queue.take_and_close() if self.queue is not None else ()
+        messages = tuple(self.messages)
+        state = PausedState(
+            messages, self.new_start, self.instructions, self.usage, self.output_retries,
+            dict(self.tool_retries), waiting, pending,
+        )
+        self.paused = PausedRun(waiting, encode_paused_state(state), self.usage, messages)
+        self.emit(DeferredToolRequestEvent(waiting))
+        self.state = RunState.done
+
     def _execute_tools(self) -> None:
         response = self.response
         assert response is not None
         accepted = execute_tool_step(self, response)
+        if self.decisions:
+            self.decisions = {}
+            self.deferred_calls = {}
+            pending, self._resume_messages = self._resume_messages, ()
+            if self._insert_pending(pending):
+                accepted = False  # the model must see the messages that arrived meanwhile
         self.state = RunState.finalize if accepted else RunState.prepare_request
 
     def _finalize(self) -> None:
+        if self.queue is not None and self._insert_pending(self.queue.take_or_close()):
+            # A provisional final response: the queued messages get another model step.
+            self.final_output = self.final_json = self.final_name = None
+            self.state = RunState.prepare_request
+            return
+        if self._sink is not None:
+            from zigai.agent.events import FinalResultEvent
+
+            self.emit(FinalResultEvent(self.final_output, self.final_json, self.final_name))
         messages = tuple(self.messages)
         if self.typed:
             self.result = TypedResult(
