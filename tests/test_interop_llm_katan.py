@@ -44,6 +44,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +55,17 @@ from zigai.messages import (
     FinishReason,
     RequestMessage,
     ResponseMessage,
+    TextPart,
     ToolCallPart,
     ToolReturnPart,
 )
-from zigai.model import ModelRequest, ToolDefinition
+from zigai.model import (
+    ModelRequest,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPartDelta,
+    ToolDefinition,
+)
 from zigai.provider import ProviderAuthError, ProviderResponseDecodeError
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
@@ -463,11 +471,71 @@ def expect_final_echo(api: Api, katan: Katan, final: str) -> None:
 # -- agent streaming ------------------------------------------------------------------------
 
 
-def test_streamed_agent_run_returns_the_echo(model: Any, katan: Katan) -> None:
+def need_run_stream() -> None:
     if not hasattr(Agent, "run_stream"):
         pytest.skip("Agent.run_stream does not exist yet (being added in parallel)")
-    pytest.skip("Agent.run_stream landed: write the streamed agent case against its API")
 
+
+def streamed_text(events: list[Any]) -> str:
+    """A text part rebuilt from raw model events alone: its start content plus every delta."""
+    pieces = [e.part.content for e in events
+              if isinstance(e, PartStartEvent) and isinstance(e.part, TextPart)]
+    pieces += [e.delta.content_delta for e in events
+               if isinstance(e, PartDeltaEvent) and isinstance(e.delta, TextPartDelta)]
+    return "".join(pieces)
+
+
+def test_streamed_agent_run_delivers_the_echo_in_pieces(
+    model: Any, api: Api, katan: Katan, transport: RecordingTransport
+) -> None:
+    need_run_stream()
+    with text_agent(model).run_stream(PROMPT) as stream:
+        events = list(stream)
+        with stream.result() as result:
+            output = result.output
+            usage = result.usage
+    assert echo_pattern(katan.port, messages=2, user_text=PROMPT).fullmatch(output), output
+    deltas = [e for e in events if isinstance(e, PartDeltaEvent)]
+    assert len(deltas) > 1  # katan sends the text four characters at a time
+    assert streamed_text(events) == output
+    partials = [e.output for e in events if type(e).__name__ == "PartialOutputEvent"]
+    assert partials and partials[-1] == output
+    assert all(later.startswith(earlier) for earlier, later in pairwise(partials))
+    finals = [e for e in events if type(e).__name__ == "FinalResultEvent"]
+    assert [f.output for f in finals] == [output]
+    assert type(events[-1]).__name__ == "FinalResultEvent"
+    assert usage.requests == 1
+    assert usage.input_tokens == words(INSTRUCTIONS, PROMPT)
+    assert usage.output_tokens == words(output)
+    assert_stream_request(api, transport.requests[0])
+
+
+def test_streamed_agent_tool_loop_runs_the_streamed_call(
+    model: Any, api: Api, katan: Katan, transport: RecordingTransport,
+    request: pytest.FixtureRequest,
+) -> None:
+    need_run_stream()
+    if api.name != "anthropic":
+        request.applymarker(pytest.mark.xfail(
+            strict=True, raises=ProviderResponseDecodeError, reason=STREAMED_TOOL_QUIRK
+        ))
+    calls: list[dict[str, Any]] = []
+    with weather_agent(model, calls).run_stream(PROMPT) as stream:
+        events = list(stream)
+        with stream.result() as result:
+            final = result.output
+            assert result.usage.requests == 2
+            assert result.usage.tool_calls == 1
+    assert calls == [EXPECTED_ARGS]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.count("FunctionToolCallEvent") == kinds.count("FunctionToolResultEvent") == 1
+    assert kinds.index("FunctionToolCallEvent") < kinds.index("FunctionToolResultEvent")
+    [called] = [e.part for e in events if type(e).__name__ == "FunctionToolCallEvent"]
+    [returned] = [e.result for e in events if type(e).__name__ == "FunctionToolResultEvent"]
+    assert (called.tool_name, called.args_as_dict()) == ("get_weather", EXPECTED_ARGS)
+    assert (returned.tool_call_id, returned.content) == (called.tool_call_id, TOOL_RESULT)
+    assert TOOL_RESULT in json.dumps(transport.bodies()[1])
+    expect_final_echo(api, katan, final)
 
 
 # llm-katan 0.22.0 answers a Chat Completions or Gemini request that declares tools with a
