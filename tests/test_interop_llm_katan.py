@@ -50,7 +50,13 @@ from typing import Any
 
 import pytest
 
-from zigai.agent import Agent
+from zigai.agent import (
+    Agent,
+    FinalResultEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    PartialOutputEvent,
+)
 from zigai.messages import (
     FinishReason,
     RequestMessage,
@@ -230,7 +236,7 @@ def transport(policy: UrlPolicy) -> Iterator[RecordingTransport]:
 
 @dataclass(frozen=True, slots=True)
 class Api:
-    """One wire API: how to build a zigai model for it, and what llm-katan does with it."""
+    """One wire API: how to build a zigai model for it and what its requests must carry."""
 
     name: str
     build: Callable[[Katan, RecordingTransport, UrlPolicy], Any]
@@ -319,7 +325,8 @@ APIS = [
 
 @pytest.fixture(params=APIS, ids=[api.name for api in APIS])
 def api(request: pytest.FixtureRequest) -> Api:
-    return request.param  # type: ignore[no-any-return]
+    param: Api = request.param
+    return param
 
 
 @pytest.fixture
@@ -471,11 +478,6 @@ def expect_final_echo(api: Api, katan: Katan, final: str) -> None:
 # -- agent streaming ------------------------------------------------------------------------
 
 
-def need_run_stream() -> None:
-    if not hasattr(Agent, "run_stream"):
-        pytest.skip("Agent.run_stream does not exist yet (being added in parallel)")
-
-
 def streamed_text(events: list[Any]) -> str:
     """A text part rebuilt from raw model events alone: its start content plus every delta."""
     pieces = [e.part.content for e in events
@@ -488,7 +490,6 @@ def streamed_text(events: list[Any]) -> str:
 def test_streamed_agent_run_delivers_the_echo_in_pieces(
     model: Any, api: Api, katan: Katan, transport: RecordingTransport
 ) -> None:
-    need_run_stream()
     with text_agent(model).run_stream(PROMPT) as stream:
         events = list(stream)
         with stream.result() as result:
@@ -498,12 +499,12 @@ def test_streamed_agent_run_delivers_the_echo_in_pieces(
     deltas = [e for e in events if isinstance(e, PartDeltaEvent)]
     assert len(deltas) > 1  # katan sends the text four characters at a time
     assert streamed_text(events) == output
-    partials = [e.output for e in events if type(e).__name__ == "PartialOutputEvent"]
+    partials = [e.output for e in events if isinstance(e, PartialOutputEvent)]
     assert partials and partials[-1] == output
     assert all(later.startswith(earlier) for earlier, later in pairwise(partials))
-    finals = [e for e in events if type(e).__name__ == "FinalResultEvent"]
+    finals = [e for e in events if isinstance(e, FinalResultEvent)]
     assert [f.output for f in finals] == [output]
-    assert type(events[-1]).__name__ == "FinalResultEvent"
+    assert isinstance(events[-1], FinalResultEvent)
     assert usage.requests == 1
     assert usage.input_tokens == words(INSTRUCTIONS, PROMPT)
     assert usage.output_tokens == words(output)
@@ -514,7 +515,6 @@ def test_streamed_agent_tool_loop_runs_the_streamed_call(
     model: Any, api: Api, katan: Katan, transport: RecordingTransport,
     request: pytest.FixtureRequest,
 ) -> None:
-    need_run_stream()
     if api.name != "anthropic":
         request.applymarker(pytest.mark.xfail(
             strict=True, raises=ProviderResponseDecodeError, reason=STREAMED_TOOL_QUIRK
@@ -527,11 +527,14 @@ def test_streamed_agent_tool_loop_runs_the_streamed_call(
             assert result.usage.requests == 2
             assert result.usage.tool_calls == 1
     assert calls == [EXPECTED_ARGS]
-    kinds = [type(e).__name__ for e in events]
-    assert kinds.count("FunctionToolCallEvent") == kinds.count("FunctionToolResultEvent") == 1
-    assert kinds.index("FunctionToolCallEvent") < kinds.index("FunctionToolResultEvent")
-    [called] = [e.part for e in events if type(e).__name__ == "FunctionToolCallEvent"]
-    [returned] = [e.result for e in events if type(e).__name__ == "FunctionToolResultEvent"]
+    call_at = [i for i, e in enumerate(events) if isinstance(e, FunctionToolCallEvent)]
+    result_at = [i for i, e in enumerate(events) if isinstance(e, FunctionToolResultEvent)]
+    assert len(call_at) == len(result_at) == 1 and call_at[0] < result_at[0]
+    call_event, result_event = events[call_at[0]], events[result_at[0]]
+    assert isinstance(call_event, FunctionToolCallEvent)
+    assert isinstance(result_event, FunctionToolResultEvent)
+    called, returned = call_event.part, result_event.result
+    assert isinstance(returned, ToolReturnPart)
     assert (called.tool_name, called.args_as_dict()) == ("get_weather", EXPECTED_ARGS)
     assert (returned.tool_call_id, returned.content) == (called.tool_call_id, TOOL_RESULT)
     assert TOOL_RESULT in json.dumps(transport.bodies()[1])
