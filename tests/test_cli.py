@@ -96,20 +96,11 @@ def test_operator_input_errors_exit_2(tmp_path: Path, args: tuple[str, ...]) -> 
 
 
 def test_provider_failure_exits_4(tmp_path: Path) -> None:
-    # A closed loopback port: the OpenAI adapter's request fails before any response.
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    code = ("import sys; from zigai.cli import main; "
-            "from zigai.security import UrlPolicy; import zigai.providers.openai as o; "
-            f"sys.exit(main(['run','hi','--model','openai:gpt-5-mini']))")
-    env = _env(OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=f"https://127.0.0.1:{port}/v1")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=60)
+    # An unreachable root (refused by the default URL policy before any connection).
+    done = zigai("run", "hi", "--model", "openai:gpt-5-mini", cwd=tmp_path,
+                 OPENAI_API_KEY="sk-test-secret", OPENAI_BASE_URL="https://127.0.0.1:9/v1")
     assert done.returncode == ExitCode.provider == 4, done.stderr
-    assert "sk-test" not in done.stderr
+    assert "sk-test-secret" not in done.stderr
 
 
 def test_run_limit_is_a_fault_exit_1(tmp_path: Path, tools_file: Path) -> None:
@@ -269,3 +260,69 @@ def test_exit_code_mapping_table() -> None:
     assert exit_code_for(TransportTimedOut("x")) == 4
     assert exit_code_for(ValueError("x")) == 1
     assert exit_code_for(KeyboardInterrupt()) == 130
+
+
+APPROVAL_TOOLS = str(ROOT / "docs" / "examples" / "approval_tools.py")
+
+
+def _pause(tmp_path: Path) -> Path:
+    pause = tmp_path / "pause.json"
+    done = zigai("run", "Delete temp", "--model", "test", "--tools", APPROVAL_TOOLS,
+                 "--pause-file", str(pause), "--history", str(tmp_path / "h.json"), cwd=tmp_path)
+    assert done.returncode == ExitCode.approval == 5, done.stderr
+    assert "[pending] test-call-0 delete_files" in done.stderr
+    assert done.stdout == ""
+    return pause
+
+
+def test_pause_file_then_resume_in_a_new_process(tmp_path: Path) -> None:
+    pause = _pause(tmp_path)
+    document = json.loads(pause.read_text())
+    assert document["version"] == 1 and document["kind"] == "zigai.cli.pause"
+    assert document["calls"] == [{"tool_call_id": "test-call-0", "tool_name": "delete_files",
+                                  "args": document["calls"][0]["args"],
+                                  "execution": "requires_approval"}]
+    assert document["settings"] == {"model": "test", "tools": APPROVAL_TOOLS}
+    assert not (tmp_path / "h.json").exists()
+    done = zigai("resume", str(pause), "--approve", "test-call-0", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"delete_files": 3}
+    assert not pause.exists()
+    assert len(json.loads((tmp_path / "h.json").read_text())["messages"]) == 4
+
+
+def test_resume_with_denial_sends_the_reason(tmp_path: Path) -> None:
+    pause = _pause(tmp_path)
+    done = zigai("resume", str(pause), "--deny", "test-call-0", "--reason", "not today",
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"delete_files": "not today"}
+
+
+@pytest.mark.parametrize("decision", [
+    (), ("--approve", "nope"), ("--approve", "test-call-0", "--deny", "test-call-0"),
+    ("--result", "test-call-0", "{bad json"), ("--reason", "why"),
+])
+def test_resume_needs_exactly_one_valid_decision_per_call(tmp_path: Path, decision: tuple[str, ...]) -> None:
+    pause = _pause(tmp_path)
+    before = pause.read_bytes()
+    done = zigai("resume", str(pause), *decision, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert pause.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", ["state", "version", "truncate"])
+def test_tampered_pause_files_are_operator_input(tmp_path: Path, damage: str) -> None:
+    pause = _pause(tmp_path)
+    document = json.loads(pause.read_text())
+    if damage == "state":
+        document["state"] = document["state"].replace("Delete temp", "Delete everything")
+        pause.write_text(json.dumps(document))
+    elif damage == "version":
+        document["version"] = 2
+        pause.write_text(json.dumps(document))
+    else:
+        pause.write_text(pause.read_text()[:200])
+    done = zigai("resume", str(pause), "--approve", "test-call-0", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "InvalidPauseFile" in done.stderr

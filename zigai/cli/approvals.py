@@ -182,10 +182,14 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
     resume = getattr(agent, "resume_run_json", None)
     if resume is None:
         raise CliUsageError("this zigai build cannot resume paused runs (no Agent.resume_run_json)")
-    from zigai.agent.deferred import InvalidPausedState, InvalidResumeDecisions
+    from zigai.agent.deferred import (
+        InvalidPausedState,
+        InvalidResumeDecisions,
+        stringify_resume_decisions,
+    )
 
     try:
-        outcome = _unwrap(resume(document["state"], decisions))
+        outcome = _unwrap(resume(document["state"], stringify_resume_decisions(decisions)))
     except (InvalidPausedState, InvalidResumeDecisions) as exc:
         raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
     if outcome.paused is not None:

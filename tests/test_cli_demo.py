@@ -1,0 +1,57 @@
+"""``zigai demo`` and its strict loopback replay server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zigai.cli import CassetteReplayError
+from zigai.cli.demo import build_demo_agent, cassette_path
+from zigai.cli.replay import ReplayServer, load_exchanges
+from zigai.provider import ProviderServerError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_streams_the_tool_loop_over_real_http(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "zigai", "demo"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "In Lisbon it is 19 °C with light rain right now.\n"
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("zigai demo: replaying cassettes/demo_weather_stream.yaml on http://127.0.0.1:")
+    assert lines[1:] == [
+        "[prompt] What is the weather in Lisbon right now?",
+        '[tool call] get_weather {"city":"Lisbon"}',
+        '[tool result] get_weather: {"city":"Lisbon","temperature_c":19,"conditions":"light rain"}',
+        "[done] 2 requests, 1 tool call, 166 input + 31 output tokens",
+    ]
+
+
+def test_replay_is_strict_about_the_request_body() -> None:
+    exchanges = load_exchanges(cassette_path().read_text(encoding="utf-8"))
+    with ReplayServer(exchanges) as server:
+        agent = build_demo_agent(server.base_url)
+        with pytest.raises(ProviderServerError):
+            agent.run("A different prompt")
+        with pytest.raises(CassetteReplayError, match="body differs"):
+            server.check()
+
+
+def test_unused_interactions_fail_the_check() -> None:
+    exchanges = load_exchanges(cassette_path().read_text(encoding="utf-8"))
+    with ReplayServer(exchanges) as server:
+        with pytest.raises(CassetteReplayError, match="2 cassette interaction"):
+            server.check()
+
+
+def test_malformed_cassette_is_rejected() -> None:
+    with pytest.raises(CassetteReplayError):
+        load_exchanges("version: 2\ninteractions: []\n")
+    with pytest.raises(CassetteReplayError):
+        load_exchanges("version: 1\ninteractions:\n- request: {method: GET}\n  response: {status: 200}\n")
