@@ -160,3 +160,15 @@ def test_importing_zigai_models_loads_no_adapter_or_third_party_module() -> None
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_agent_accepts_a_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zigai.agent import Agent
+    from zigai.testing import TestModel
+
+    assert isinstance(Agent("test").model, TestModel)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    assert Agent("openai:gpt-5-mini").model.model_name == "gpt-5-mini"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(MissingCredentials, match="OPENAI_API_KEY"):
+        Agent("openai:gpt-5-mini")

@@ -191,6 +191,12 @@ class Agent:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
+        # HOOK (issue 6, CLI): a model string ("openai:gpt-5-mini", "test") is resolved by
+        # zigai.models.infer_model (credentials from the environment; adapters imported lazily).
+        if isinstance(self.model, str):
+            from zigai.models import infer_model
+
+            set_(self, "model", infer_model(self.model))
         for attr in ("profile", "request"):
             if not hasattr(self.model, attr):
                 raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
