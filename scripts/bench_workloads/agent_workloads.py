@@ -140,6 +140,29 @@ def zigai_structured_output_per_s(reps: int) -> float:
     return _median(reps, _per_second(lambda: agent.run_typed(Point, "Point", mode="tool").close()))
 
 
+_DELTAS = 1000
+_DELTA_WORDS = tuple(f"w{i} " for i in range(_DELTAS))
+
+
+def zigai_stream_1000_deltas_per_s(reps: int) -> float:
+    """Text deltas delivered per second by a streamed run of 1000 FunctionModel deltas."""
+    from zigai.agent import Agent
+    from zigai.testing import FunctionModel
+
+    def stream(messages: Any, info: Any) -> Any:
+        return _DELTA_WORDS
+
+    agent = Agent(FunctionModel(stream_function=stream), instructions="Be brief.")
+
+    def once() -> None:
+        with agent.run_stream("Stream") as events:
+            count = sum(1 for e in events if e.event_kind in ("part_start", "part_delta"))
+            events.result().close()
+        assert count == _DELTAS
+
+    return _median(reps, _per_second(once, 5)) * _DELTAS
+
+
 # -- PydanticAI peer ---------------------------------------------------------------------------
 
 
@@ -225,6 +248,25 @@ def peer_structured_output_per_s(reps: int) -> float:
     return _median(reps, _per_second(lambda: agent.run_sync("Point"), 50))
 
 
+def peer_stream_1000_deltas_per_s(reps: int) -> float:
+    """PydanticAI 2.31: ``run_stream_sync`` + ``stream_text(delta=True, debounce_by=None)``."""
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+
+    async def stream(messages: list[Any], info: Any) -> Any:
+        for word in _DELTA_WORDS:
+            yield word
+
+    agent = Agent(FunctionModel(stream_function=stream), instructions="Be brief.")
+
+    def once() -> None:
+        with agent.run_stream_sync("Stream") as result:
+            count = sum(1 for _ in result.stream_text(delta=True, debounce_by=None))
+        assert count == _DELTAS
+
+    return _median(reps, _per_second(once, 2)) * _DELTAS
+
+
 WORKLOADS: list[dict[str, Any]] = [
     {"name": "text_run_per_s", "unit": "runs/s", "lower_is_better": False,
      "run": zigai_text_run_per_s, "peer": peer_text_run_per_s},
@@ -236,4 +278,6 @@ WORKLOADS: list[dict[str, Any]] = [
      "run": zigai_parallel_8x100ms_s, "peer": peer_parallel_8x100ms_s},
     {"name": "structured_output_per_s", "unit": "runs/s", "lower_is_better": False,
      "run": zigai_structured_output_per_s, "peer": peer_structured_output_per_s},
+    {"name": "stream_1000_deltas_per_s", "unit": "deltas/s", "lower_is_better": False,
+     "run": zigai_stream_1000_deltas_per_s, "peer": peer_stream_1000_deltas_per_s},
 ]
