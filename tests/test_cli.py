@@ -48,6 +48,18 @@ def zigai(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=60)
 
 
+def run_main(*args: str, cwd: Path, **env: str) -> tuple[int, str, str]:
+    """The command in-process (fast); subprocess tests cover the process boundary."""
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(list(args), env=env, out=out, err=err)
+    finally:
+        os.chdir(old)
+    return code, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture
 def tools_file(tmp_path: Path) -> Path:
     path = tmp_path / "tools.py"
@@ -90,9 +102,9 @@ def test_missing_credential_exit_code_names_the_variable(tmp_path: Path) -> None
     ("run", "   "), ("resume", "missing-pause.json", "--approve", "x"), ("bogus",),
 ])
 def test_operator_input_errors_exit_2(tmp_path: Path, args: tuple[str, ...]) -> None:
-    done = zigai(*args, cwd=tmp_path)
-    assert done.returncode == ExitCode.usage == 2, done.stderr
-    assert done.stderr.startswith("zigai: error: ")
+    code, out, err = run_main(*args, cwd=tmp_path)
+    assert code == ExitCode.usage == 2, err
+    assert err.startswith("zigai: error: ") and out == ""
 
 
 def test_provider_failure_exits_4(tmp_path: Path) -> None:
@@ -304,10 +316,13 @@ def test_resume_with_denial_sends_the_reason(tmp_path: Path) -> None:
     ("--result", "test-call-0", "{bad json"), ("--reason", "why"),
 ])
 def test_resume_needs_exactly_one_valid_decision_per_call(tmp_path: Path, decision: tuple[str, ...]) -> None:
-    pause = _pause(tmp_path)
+    pause = tmp_path / "pause.json"
+    code, _, _ = run_main("run", "Delete temp", "--model", "test", "--tools", APPROVAL_TOOLS,
+                          "--pause-file", str(pause), cwd=tmp_path)
+    assert code == 5
     before = pause.read_bytes()
-    done = zigai("resume", str(pause), *decision, cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
+    code, _, err = run_main("resume", str(pause), *decision, cwd=tmp_path)
+    assert code == 2, err
     assert pause.read_bytes() == before
 
 

@@ -149,8 +149,7 @@ class ReplayServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def _answer(self, method: str, target: str, raw: bytes) -> tuple[int, Any, bytes]:
         with self._lock:
