@@ -507,9 +507,11 @@ def decode_paused_state(data: str | bytes) -> PausedState:
         )
     except (HistoryError, MessageError) as exc:
         raise _fail(str(exc)) from exc
+    pending_requests: list[RequestMessage] = []
     for message in pending_messages:
         if not isinstance(message, RequestMessage):
             raise _fail("state.pending_messages must hold request messages")
+        pending_requests.append(message)
     instructions = tuple(
         _str(item, "state.instructions[]") for item in _list(body["instructions"], "state.instructions")
     )
@@ -535,7 +537,7 @@ def decode_paused_state(data: str | bytes) -> PausedState:
     state = PausedState(
         messages, min(new_start, len(messages)), instructions, usage,
         _int(body["output_retries"], "state.output_retries"), tool_retries, tuple(calls),
-        pending_messages,
+        tuple(pending_requests),
     )
     _cross_check(state)
     return state
@@ -640,7 +642,8 @@ def parse_resume_decisions(data: str | bytes) -> OwnedResumeDecisions:
             raise InvalidResumeDecisions(f"decisions[{i}]: a result decision needs content")
         if not isinstance(item["tool_call_id"], str):
             raise InvalidResumeDecisions(f"decisions[{i}].tool_call_id must be a string")
-        decisions.append(ResumeDecision(item["tool_call_id"], action, item.get("reason"), item.get("content")))
+        chosen: Any = action  # ResumeDecision validates the action name
+        decisions.append(ResumeDecision(item["tool_call_id"], chosen, item.get("reason"), item.get("content")))
     return OwnedResumeDecisions(tuple(decisions))
 
 

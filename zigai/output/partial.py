@@ -27,7 +27,7 @@ the partial check is simply not delivered (final validation decides what the mod
 from __future__ import annotations
 
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 __all__ = ["repair_json", "partial_check", "strip_partial_fences", "MAX_PARTIAL_CHARS", "MAX_PARTIAL_DEPTH"]
