@@ -272,8 +272,7 @@ class AgentRun:
         streaming = self._streaming
         if streaming is None or streaming.stream is None:
             return None
-        parts = streaming.stream._accumulator._parts
-        return parts.get(index)
+        return streaming.stream.current_part(index)
 
     def close(self) -> None:
         """Release per-run resources (the tool worker pool, an open stream); idempotent."""

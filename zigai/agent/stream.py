@@ -56,13 +56,15 @@ _NO_SNAPSHOT = object()
 class PartialOutputDeriver:
     """Turns raw model events of one response into partial output snapshots."""
 
-    __slots__ = ("_run", "_mode", "_text", "_args", "_last", "_callbacks", "_output_tools")
+    __slots__ = ("_run", "_mode", "_text", "_args", "_names", "_last", "_callbacks",
+                 "_output_tools")
 
     def __init__(self, run: AgentRun) -> None:
         self._run = run
         self._mode = run.output.mode
         self._text = ""
         self._args: dict[int, str] = {}
+        self._names: dict[int, list[str]] = {}  # [tool name, call id] per output-tool part
         self._last: Any = _NO_SNAPSHOT
         output = run.output
         self._callbacks = bool(run.agent.output_validators) or any(
@@ -111,9 +113,16 @@ class PartialOutputDeriver:
                 return None
             args = part.args
             self._args[index] = args if isinstance(args, str) else _dumps(args)
+            self._names[index] = [part.tool_name, part.tool_call_id]
         elif isinstance(event, PartDeltaEvent) and index in self._args:
             delta = event.delta
-            if not isinstance(delta, ToolCallPartDelta) or not delta.args_delta:
+            if not isinstance(delta, ToolCallPartDelta):
+                return None
+            if delta.tool_name_delta:
+                self._names[index][0] += delta.tool_name_delta
+            if delta.tool_call_id:
+                self._names[index][1] = delta.tool_call_id
+            if not delta.args_delta:
                 return None
             self._args[index] += delta.args_delta
         else:
@@ -124,8 +133,8 @@ class PartialOutputDeriver:
         arguments = repaired[0]
         if arguments == self._last:
             return None
-        part = self._run.stream_part(index)
-        prepared = self._run.output.choice_for_tool(part.tool_name) if part is not None else None
+        tool_name, call_id = self._names[index]
+        prepared = self._run.output.choice_for_tool(tool_name)
         if prepared is None:
             return None
         if prepared.wrapped:
@@ -139,7 +148,7 @@ class PartialOutputDeriver:
         if not partial_check(value, prepared.choice.schema):
             return None
         self._last = arguments
-        return self._deliver(value, value, prepared.choice, part.tool_call_id, index, remember=False)
+        return self._deliver(value, value, prepared.choice, call_id, index, remember=False)
 
     def _deliver(
         self, value: Any, json_value: Any, choice: Any, call_id: str | None, index: int,

@@ -27,7 +27,6 @@ from zigai.messages import (
     ResponsePart,
     TextPart,
     ThinkingPart,
-    ToolCallPart,
 )
 from zigai.usage import RequestUsage
 
@@ -109,66 +108,113 @@ class PartEndEvent:
 ModelStreamEvent = PartStartEvent | PartDeltaEvent | PartEndEvent
 
 
-def _apply(part: ResponsePart, delta: ResponsePartDelta, index: int) -> ResponsePart:
+def _check_delta(part: ResponsePart, delta: ResponsePartDelta, index: int) -> None:
+    """Reject a delta that does not fit its part's kind (O(1); nothing is copied)."""
     if isinstance(delta, ReplacePartDelta):
-        return delta.part
+        return
     if isinstance(delta, TextPartDelta):
         if not isinstance(part, TextPart):
             raise InvalidStreamEvent(f"text delta for a {type(part).__name__} at index {index}")
-        return replace(part, content=part.content + delta.content_delta)
-    if isinstance(delta, ThinkingPartDelta):
+    elif isinstance(delta, ThinkingPartDelta):
         if not isinstance(part, ThinkingPart):
             raise InvalidStreamEvent(f"thinking delta for a {type(part).__name__} at index {index}")
-        signature = part.signature
-        if delta.signature_delta:
-            signature = (signature or "") + delta.signature_delta
-        return replace(part, content=part.content + delta.content_delta, signature=signature)
-    if isinstance(delta, ToolCallPartDelta):
+    elif isinstance(delta, ToolCallPartDelta):
         if not hasattr(part, "args") or not hasattr(part, "tool_name"):
             raise InvalidStreamEvent(f"tool-call delta for a {type(part).__name__} at index {index}")
-        changes: dict[str, Any] = {"args": (part.args or "") + delta.args_delta}
-        if delta.tool_name_delta:
-            changes["tool_name"] = part.tool_name + delta.tool_name_delta
-        if delta.tool_call_id:
-            changes["tool_call_id"] = delta.tool_call_id
-        return replace(part, **changes)
-    raise InvalidStreamEvent(f"unknown delta {type(delta).__name__}")
+    else:
+        raise InvalidStreamEvent(f"unknown delta {type(delta).__name__}")
+
+
+def _fold(part: ResponsePart, deltas: list[Any]) -> ResponsePart:
+    """``part`` with every pending delta applied at once: one join, one new value.
+
+    ``_check_delta`` already proved each delta fits ``part``'s kind.
+    """
+    if isinstance(part, TextPart):
+        return replace(part, content=part.content + "".join(d.content_delta for d in deltas))
+    if isinstance(part, ThinkingPart):
+        signature = part.signature
+        signatures = "".join(d.signature_delta for d in deltas if d.signature_delta)
+        if signatures:
+            signature = (signature or "") + signatures
+        text = "".join(d.content_delta for d in deltas)
+        return replace(part, content=part.content + text, signature=signature)
+    call: Any = part  # a function or native tool call (checked by _check_delta)
+    changes: dict[str, Any] = {"args": (call.args or "") + "".join(d.args_delta for d in deltas)}
+    names = "".join(d.tool_name_delta for d in deltas if d.tool_name_delta)
+    if names:
+        changes["tool_name"] = call.tool_name + names
+    ids = [d.tool_call_id for d in deltas if d.tool_call_id]
+    if ids:
+        changes["tool_call_id"] = ids[-1]
+    return replace(call, **changes)
 
 
 class PartAccumulator:
-    """Applies model stream events in order and builds the final ResponseMessage."""
+    """Applies model stream events in order and builds the final ResponseMessage.
 
-    __slots__ = ("_parts", "_ended")
+    Deltas are checked against their part's kind as they arrive but only *folded*
+    into a new part value when somebody reads it (``part``, ``parts``, ``build``), so
+    a long stream costs one join per read instead of one full copy per delta.
+    """
+
+    __slots__ = ("_parts", "_pending", "_ended")
 
     def __init__(self) -> None:
         self._parts: dict[int, ResponsePart] = {}
+        self._pending: dict[int, list[ResponsePartDelta]] = {}
         self._ended: set[int] = set()
 
-    def apply(self, event: ModelStreamEvent) -> ResponsePart:
-        """Apply one event; returns the part's value after it."""
+    def apply(self, event: ModelStreamEvent) -> None:
+        """Apply one event (raises ``InvalidStreamEvent`` when it does not fit)."""
         index = event.index
+        parts = self._parts
+        if isinstance(event, PartDeltaEvent):
+            part = parts.get(index)
+            if part is None:
+                raise InvalidStreamEvent(f"event for part {index} before its start")
+            if index in self._ended:
+                raise InvalidStreamEvent(f"event for part {index} after its end")
+            delta = event.delta
+            _check_delta(part, delta, index)
+            if isinstance(delta, ReplacePartDelta):
+                self._pending.pop(index, None)
+                parts[index] = delta.part
+            else:
+                self._pending.setdefault(index, []).append(delta)
+            return
         if isinstance(event, PartStartEvent):
-            if index in self._parts:
+            if index in parts:
                 raise InvalidStreamEvent(f"part {index} started twice")
             if index < 0:
                 raise InvalidStreamEvent("part indexes are non-negative")
-            self._parts[index] = event.part
-            return event.part
-        if index not in self._parts:
+            parts[index] = event.part
+            return
+        if not isinstance(event, PartEndEvent):
+            raise InvalidStreamEvent(f"unknown event {type(event).__name__}")
+        if index not in parts:
             raise InvalidStreamEvent(f"event for part {index} before its start")
         if index in self._ended:
             raise InvalidStreamEvent(f"event for part {index} after its end")
-        if isinstance(event, PartDeltaEvent):
-            part = _apply(self._parts[index], event.delta, index)
-        elif isinstance(event, PartEndEvent):
-            part = event.part
-            self._ended.add(index)
-        else:
-            raise InvalidStreamEvent(f"unknown event {type(event).__name__}")
-        self._parts[index] = part
-        return part
+        self._pending.pop(index, None)
+        parts[index] = event.part
+        self._ended.add(index)
+
+    def kind(self, index: int) -> type | None:
+        """The class of part ``index`` without folding its pending deltas."""
+        part = self._parts.get(index)
+        return None if part is None else type(part)
+
+    def part(self, index: int) -> ResponsePart | None:
+        """The current value of part ``index`` (pending deltas folded in), or None."""
+        pending = self._pending.pop(index, None)
+        if pending:
+            self._parts[index] = _fold(self._parts[index], pending)
+        return self._parts.get(index)
 
     def parts(self) -> tuple[ResponsePart, ...]:
+        for index in list(self._pending):
+            self.part(index)
         return tuple(self._parts[i] for i in sorted(self._parts))
 
     def build(self, **response_fields: Any) -> ResponseMessage:
@@ -211,6 +257,10 @@ class StreamedResponse:
             self._complete = True
         finally:
             self.close()
+
+    def current_part(self, index: int) -> ResponsePart | None:
+        """The value part ``index`` has accumulated so far (None before its start)."""
+        return self._accumulator.part(index)
 
     def response(self) -> ResponseMessage:
         if not self._complete:

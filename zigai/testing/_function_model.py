@@ -313,7 +313,7 @@ class _PartBuilder:
             if not item:
                 return
             latest = self._latest
-            if latest is not None and isinstance(self._acc.parts()[latest], TextPart):
+            if latest is not None and self._acc.kind(latest) is TextPart:
                 yield self._emit(PartDeltaEvent(latest, TextPartDelta(item)))
             else:
                 yield self._start(TextPart(item), None)

@@ -328,7 +328,7 @@ class StreamDecoder:
             raise _read.fail("$event.index", f"content block {wire_index} stopped twice")
         self._open.discard(wire_index)
         neutral = self._indexes[wire_index]
-        part = self._parts.parts()[neutral]
+        part = self._parts.part(neutral)
         if isinstance(part, (ToolCallPart, NativeToolCallPart)) and not part.args.strip():
             part = _with_args(part, "{}")
         self._emit(PartEndEvent(neutral, part), out)
