@@ -1,34 +1,69 @@
-"""Shared plumbing of the Anthropic and Gemini adapters: path-checked JSON reading and SSE streams.
+"""Plumbing shared by every provider adapter: client identity, HTTP requests, JSON, streams.
 
 Job
+    * :class:`AdapterClient` is the part of the :class:`~zigai.model.Model` protocol that is the
+      same for every adapter ``Client``: ``model_name``/``profile`` properties, ``model()``, and
+      :meth:`AdapterClient.checked_request` (client settings merged below the request's, then
+      :func:`~zigai.model.check_request_supported` against the resolved profile, before I/O).
+    * :func:`http_request` builds the :class:`~zigai.provider.ProviderHttpRequest` for an encoded
+      body, copying the run-time fields of the :class:`~zigai.model.ModelRequest` (control, error
+      observer, error-body capture) and the profile's idempotency header in one place.
     * :class:`JsonReader` reads a decoded provider JSON document with a JSON path attached to
       every failure, so malformed responses raise the adapter's *named* decode error (never a
       ``KeyError``/``TypeError`` from deep inside a decoder).
-    * :class:`SseModelStream` is the ``StreamedResponse`` both adapters return: it owns one open
-      :class:`~zigai.provider.ProviderLineStream`, frames server-sent events with
-      :func:`~zigai.providers.sse.iter_sse_events` and hands each event to a pure, adapter-specific
-      state machine (``feed(event) -> list[ModelStreamEvent]``, ``finish()``), copying usage and
-      finish reason from it as they arrive.
-    * :func:`effective_request` applies a client's model-level settings under the request's.
+    * :class:`DecodedLineStream` is the ``StreamedResponse`` over one open
+      :class:`~zigai.provider.ProviderLineStream`: it frames server-sent events with
+      :func:`~zigai.providers.sse.iter_sse_events`, hands each to a pure, adapter-specific state
+      machine (``feed(event) -> list[ModelStreamEvent]``, ``finish()``) and copies usage and
+      finish reason from it as they arrive.  :class:`SseModelStream` is the same stream opened by
+      itself (Anthropic, Gemini).
+    * :class:`LazyHttpTransport` creates the standard ``HttpTransport`` on first use.
 
-Invariants: nothing here knows a wire format; the stream is released on exhaustion, on error
-and on ``close()``; HTTP errors surface when the stream is opened, before any event.
+Invariants: nothing here knows a wire format; the stream is released once, on exhaustion, on
+error and on ``close()``; HTTP errors surface when the stream is opened, before any event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, Self, TypeVar
 
 from zigai.messages.json_value import thaw_json
-from zigai.model import ModelRequest, ModelStreamEvent, StreamedResponse
-from zigai.provider import ProviderLineStream, ProviderResponseDecodeError, parse_provider_json
+from zigai.model import (
+    ModelProfile,
+    ModelRequest,
+    ModelStreamEvent,
+    StreamedResponse,
+    check_request_supported,
+)
+from zigai.provider import (
+    ProviderHttpRequest,
+    ProviderLineStream,
+    ProviderResponseDecodeError,
+    parse_provider_json,
+)
 from zigai.providers.sse import SseEvent, iter_sse_events
+from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
+from zigai.transport.base import Transport
 
-__all__ = ["JsonReader", "SseModelStream", "StreamStateMachine", "effective_request", "plain_json"]
+__all__ = [
+    "AdapterClient",
+    "DecodedLineStream",
+    "JsonReader",
+    "LazyHttpTransport",
+    "SseModelStream",
+    "StreamStateMachine",
+    "effective_request",
+    "http_request",
+    "open_stream",
+    "plain_json",
+]
+
+_Stream = TypeVar("_Stream", bound=StreamedResponse)
 
 
 def plain_json(value: Any) -> Any:
@@ -44,6 +79,95 @@ def effective_request(request: ModelRequest, settings: ModelSettings | None) -> 
     if merged == request.settings:
         return request
     return replace(request, settings=merged)
+
+
+class AdapterClient:
+    """The Model-protocol plumbing every adapter ``Client`` shares.
+
+    A subclass sets ``_model_name``, ``_profile`` and ``settings`` in its ``__init__`` and
+    defines ``provider_name`` (each adapter knows where its identity comes from).
+    """
+
+    __slots__ = ()
+
+    _model_name: str
+    _profile: ModelProfile
+    settings: ModelSettings | None
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self._profile
+
+    def model(self) -> Self:
+        """The borrowed Model view: this client (keep it and its provider alive)."""
+        return self
+
+    def checked_request(self, request: ModelRequest) -> ModelRequest:
+        """``request`` with this client's settings merged below its own, checked before I/O."""
+        request = effective_request(request, self.settings)
+        check_request_supported(request, self._profile)
+        return request
+
+
+def http_request(
+    request: ModelRequest,
+    profile: ModelProfile,
+    *,
+    path: str,
+    json_body: Any,
+    headers: tuple[tuple[str, str], ...],
+    deadline: float | None,
+    idempotency_key: str | None,
+) -> ProviderHttpRequest:
+    """The provider request carrying an encoded body and the run-time fields of ``request``.
+
+    ``deadline`` and ``idempotency_key`` are explicit because adapters choose them
+    differently (the Responses client falls back to the run control's deadline; the Chat
+    Completions client sends a key only under a header its profile names).
+    """
+    return ProviderHttpRequest(
+        path=path,
+        json_body=json_body,
+        headers=headers,
+        deadline=deadline,
+        control=request.control,
+        idempotency_key=idempotency_key,
+        idempotency_header=profile.idempotency_header,
+        error_observer=request.error_observer,
+        capture_error_body=request.capture_error_body,
+        max_error_body_bytes=request.max_error_body_bytes,
+    )
+
+
+class LazyHttpTransport:
+    """Creates the standard ``HttpTransport`` (with the provider's URL policy) on first use.
+
+    Constructing a provider therefore does no I/O and imports no third-party module; the
+    transport is built once, under a lock, by the first request.
+    """
+
+    def __init__(self, url_policy: UrlPolicy | None = None) -> None:
+        self._policy = url_policy
+        self._transport: Transport | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> Transport:
+        with self._lock:
+            if self._transport is None:
+                from zigai.transport.http import HttpTransport
+
+                self._transport = HttpTransport(url_policy=self._policy)
+            return self._transport
+
+    def send(self, request: Any) -> Any:
+        return self._get().send(request)
+
+    def stream_lines(self, request: Any) -> Any:
+        return self._get().stream_lines(request)
 
 
 class JsonReader:
@@ -137,25 +261,30 @@ class StreamStateMachine(Protocol):
     def finish(self) -> list[ModelStreamEvent]: ...
 
 
-class SseModelStream(StreamedResponse):
-    """A streamed model response read from one provider line stream through a decoder."""
+class DecodedLineStream(StreamedResponse):
+    """A streamed model response read from one open provider line stream through a decoder.
+
+    ``context`` is the already entered ``stream_lines`` context manager and ``lines`` what
+    entering it returned; the context is exited exactly once, when the response is closed.
+    """
 
     def __init__(
         self,
         context: AbstractContextManager[ProviderLineStream],
+        lines: ProviderLineStream,
         decoder: StreamStateMachine,
         *,
         model_name: str,
         provider_name: str,
     ) -> None:
         super().__init__(model_name=model_name, provider_name=provider_name)
-        self._decoder = decoder
         self._context = context
-        # Entering raises the provider's normalized HTTP error before any event exists.
-        self._lines = context.__enter__()
+        self._lines = lines
+        self._decoder = decoder
         self._open = True
 
     def _sync(self) -> None:
+        """Copy the decoder's summary (usage, finish reason, ids) onto this response."""
         decoder = self._decoder
         self.usage = decoder.usage
         self.finish_reason = decoder.finish_reason
@@ -177,3 +306,32 @@ class SseModelStream(StreamedResponse):
         if self._open:
             self._open = False
             self._context.__exit__(None, None, None)
+
+
+class SseModelStream(DecodedLineStream):
+    """A :class:`DecodedLineStream` that opens ``context`` itself."""
+
+    def __init__(
+        self,
+        context: AbstractContextManager[ProviderLineStream],
+        decoder: StreamStateMachine,
+        *,
+        model_name: str,
+        provider_name: str,
+    ) -> None:
+        # Entering raises the provider's normalized HTTP error before any event exists.
+        super().__init__(context, context.__enter__(), decoder, model_name=model_name,
+                         provider_name=provider_name)
+
+
+def open_stream(
+    context: AbstractContextManager[ProviderLineStream],
+    build: Callable[[AbstractContextManager[ProviderLineStream], ProviderLineStream], _Stream],
+) -> _Stream:
+    """Enter ``context`` (HTTP errors raise here) and wrap it; exit it if wrapping fails."""
+    lines = context.__enter__()
+    try:
+        return build(context, lines)
+    except BaseException:
+        context.__exit__(None, None, None)
+        raise

@@ -23,15 +23,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zigai.messages import ResponseMessage
-from zigai.model import (
-    ALL_CONTENT_KINDS,
-    ModelProfile,
-    ModelRequest,
-    StreamedResponse,
-    check_request_supported,
-)
+from zigai.model import ALL_CONTENT_KINDS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
-from zigai.providers._wire import SseModelStream, effective_request
+from zigai.providers._wire import AdapterClient, SseModelStream, http_request
 from zigai.providers.anthropic._decode import (
     FINISH_REASONS,
     StreamDecoder,
@@ -146,7 +140,7 @@ class Provider(Configured):
         )
 
 
-class Client:
+class Client(AdapterClient):
     """A Claude model over the Messages API; implements :class:`~zigai.model.Model`."""
 
     __slots__ = ("_model_name", "_provider", "settings", "max_tokens", "_profile")
@@ -173,23 +167,11 @@ class Client:
         self._profile = profile
 
     @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
     def provider_name(self) -> str:
         return str(getattr(self._provider, "name", PROVIDER_NAME))
 
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
-
-    def model(self) -> Client:
-        return self
-
     def _prepare(self, request: ModelRequest, stream: bool) -> ProviderHttpRequest:
-        request = effective_request(request, self.settings)
-        check_request_supported(request, self._profile)
+        request = self.checked_request(request)
         body = encode_request(
             request, model_name=self._model_name, max_tokens=self.max_tokens, stream=stream
         )
@@ -198,18 +180,9 @@ class Client:
         if betas:
             headers.append(("anthropic-beta", ",".join(betas)))
         headers.extend(request.settings.extra_headers or ())
-        return ProviderHttpRequest(
-            path="messages",
-            json_body=body,
-            headers=tuple(headers),
-            deadline=request.deadline,
-            control=request.control,
-            idempotency_key=request.idempotency_key,
-            idempotency_header=self._profile.idempotency_header,
-            error_observer=request.error_observer,
-            capture_error_body=request.capture_error_body,
-            max_error_body_bytes=request.max_error_body_bytes,
-        )
+        return http_request(request, self._profile, path="messages", json_body=body,
+                            headers=tuple(headers), deadline=request.deadline,
+                            idempotency_key=request.idempotency_key)
 
     def request(self, request: ModelRequest) -> ResponseMessage:
         http_request = self._prepare(request, stream=False)

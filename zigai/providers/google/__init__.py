@@ -24,15 +24,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from zigai.messages import ResponseMessage
-from zigai.model import (
-    COMMON_SETTINGS,
-    ModelProfile,
-    ModelRequest,
-    StreamedResponse,
-    check_request_supported,
-)
+from zigai.model import COMMON_SETTINGS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
-from zigai.providers._wire import SseModelStream, effective_request
+from zigai.providers._wire import AdapterClient, SseModelStream, http_request
 from zigai.providers.google._decode import (
     PartBuilder,
     StreamDecoder,
@@ -140,7 +134,7 @@ class Provider(Configured):
         )
 
 
-class Client:
+class Client(AdapterClient):
     """A Gemini model over GenerateContent; implements :class:`~zigai.model.Model`.
 
     ``include_thoughts`` sets ``thinkingConfig.includeThoughts`` (None leaves it unset).
@@ -167,37 +161,16 @@ class Client:
         self._profile = profile
 
     @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
     def provider_name(self) -> str:
         return str(getattr(self._provider, "name", PROVIDER_NAME))
 
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
-
-    def model(self) -> Client:
-        return self
-
     def _prepare(self, request: ModelRequest, operation: str) -> ProviderHttpRequest:
-        request = effective_request(request, self.settings)
-        check_request_supported(request, self._profile)
+        request = self.checked_request(request)
         body = encode_request(request, provider_name=self.provider_name,
                               include_thoughts=self.include_thoughts)
-        return ProviderHttpRequest(
-            path=model_path(self._model_name, operation),
-            json_body=body,
-            headers=tuple(request.settings.extra_headers or ()),
-            deadline=request.deadline,
-            control=request.control,
-            idempotency_key=request.idempotency_key,
-            idempotency_header=self._profile.idempotency_header,
-            error_observer=request.error_observer,
-            capture_error_body=request.capture_error_body,
-            max_error_body_bytes=request.max_error_body_bytes,
-        )
+        return http_request(request, self._profile, path=model_path(self._model_name, operation),
+                            json_body=body, headers=tuple(request.settings.extra_headers or ()),
+                            deadline=request.deadline, idempotency_key=request.idempotency_key)
 
     def request(self, request: ModelRequest) -> ResponseMessage:
         response = self._provider.send(self._prepare(request, "generateContent"))
