@@ -20,21 +20,20 @@ returns the client itself (the spec's borrowed model view).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any
 
 from zigai.messages import ResponseMessage
-from zigai.model import (
-    ModelProfile,
-    ModelRequest,
-    ModelStreamEvent,
-    StreamedResponse,
-    check_request_supported,
-)
+from zigai.model import ModelProfile, ModelRequest, ModelStreamEvent
 from zigai.provider import Provider as ProviderProtocol
 from zigai.provider import ProviderHttpRequest, ProviderLineStream
+from zigai.providers._wire import (
+    AdapterClient,
+    DecodedLineStream,
+    LazyHttpTransport,
+    http_request,
+    open_stream,
+)
 from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai.decode import decode_response
 from zigai.providers.openai.encode import EncodeOptions, encode_request
@@ -43,8 +42,8 @@ from zigai.providers.openai.profiles import profile_for_model
 from zigai.providers.openai.stream import StreamDecoder
 from zigai.providers.sse import iter_sse_events
 from zigai.security import UrlPolicy
-from zigai.settings import ModelSettings, merge_settings
-from zigai.transport.base import Transport, TransportRequest
+from zigai.settings import ModelSettings
+from zigai.transport.base import Transport
 
 __all__ = ["API_BASE", "Client", "OpenAIStreamedResponse", "Provider", "ResponsesClient"]
 
@@ -52,27 +51,8 @@ API_BASE = "https://api.openai.com/v1"
 RESPONSES_PATH = "responses"
 
 
-class _LazyHttpTransport:
-    """Creates the standard HttpTransport on first use (thread-safe), then delegates."""
-
-    def __init__(self, url_policy: UrlPolicy | None) -> None:
-        self._policy = url_policy
-        self._lock = threading.Lock()
-        self._transport: Transport | None = None
-
-    def _get(self) -> Transport:
-        with self._lock:
-            if self._transport is None:
-                from zigai.transport import HttpTransport
-
-                self._transport = HttpTransport(url_policy=self._policy)
-            return self._transport
-
-    def send(self, request: TransportRequest) -> Any:
-        return self._get().send(request)
-
-    def stream_lines(self, request: TransportRequest) -> Any:
-        return self._get().stream_lines(request)
+class _LazyHttpTransport(LazyHttpTransport):
+    """The shared lazy transport under the name OpenAI providers have always reported."""
 
 
 class Provider(Configured):
@@ -118,8 +98,12 @@ class Provider(Configured):
         )
 
 
-class OpenAIStreamedResponse(StreamedResponse):
-    """A streamed Responses API answer; the HTTP stream is already open (status checked)."""
+class OpenAIStreamedResponse(DecodedLineStream):
+    """A streamed Responses API answer; the HTTP stream is already open (status checked).
+
+    Unlike the other adapters' streams, the summary (usage, finish reason, ids) is copied
+    once, after the terminal event, and decode errors get the HTTP status and request id.
+    """
 
     def __init__(
         self,
@@ -129,10 +113,8 @@ class OpenAIStreamedResponse(StreamedResponse):
         model_name: str,
         provider_name: str,
     ) -> None:
-        super().__init__(model_name=model_name, provider_name=provider_name)
-        self._context = context
-        self._lines = lines
-        self._decoder = StreamDecoder(provider_name)
+        super().__init__(context, lines, StreamDecoder(provider_name), model_name=model_name,
+                         provider_name=provider_name)
 
     def _events(self) -> Iterator[ModelStreamEvent]:
         decoder = self._decoder
@@ -144,21 +126,11 @@ class OpenAIStreamedResponse(StreamedResponse):
             exc.status = self._lines.status
             exc.request_id = self._lines.request_id
             raise
-        self.usage = decoder.usage
-        self.finish_reason = decoder.finish_reason
-        self.raw_finish_reason = decoder.raw_finish_reason
-        self.provider_response_id = decoder.response_id
-        if decoder.model_name:
-            self.model_name = decoder.model_name
+        self._sync()
         yield from tail
 
-    def _release(self) -> None:
-        context, self._context = self._context, None  # type: ignore[assignment]
-        if context is not None:
-            context.__exit__(None, None, None)
 
-
-class Client:
+class Client(AdapterClient):
     """The OpenAI Responses API as a :class:`~zigai.model.Model`.
 
     ``settings`` are this model's defaults (merged below the request's settings);
@@ -204,20 +176,8 @@ class Client:
     # -- Model protocol -----------------------------------------------------------------------
 
     @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
     def provider_name(self) -> str:
         return self.provider.name
-
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
-
-    def model(self) -> Client:
-        """The borrowed Model view: this client (keep it and its provider alive)."""
-        return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_name={self._model_name!r}, provider={self.provider.name!r})"
@@ -225,28 +185,17 @@ class Client:
     # -- requests -----------------------------------------------------------------------------
 
     def _prepare(self, request: ModelRequest, *, stream: bool) -> ProviderHttpRequest:
-        if self.settings is not None:
-            request = _with_settings(request, merge_settings(self.settings, request.settings))
-        check_request_supported(request, self._profile)
+        request = self.checked_request(request)
         body = encode_request(request, self._model_name, stream=stream, profile=self._profile,
                               options=self.options)
-        return ProviderHttpRequest(
-            path=RESPONSES_PATH,
-            json_body=body,
-            headers=tuple(request.settings.extra_headers or ()),
-            deadline=request.effective_deadline,
-            control=request.control,
-            idempotency_key=request.idempotency_key,
-            idempotency_header=self._profile.idempotency_header,
-            error_observer=request.error_observer,
-            capture_error_body=request.capture_error_body,
-            max_error_body_bytes=request.max_error_body_bytes,
-        )
+        return http_request(request, self._profile, path=RESPONSES_PATH, json_body=body,
+                            headers=tuple(request.settings.extra_headers or ()),
+                            deadline=request.effective_deadline,
+                            idempotency_key=request.idempotency_key)
 
     def request(self, request: ModelRequest) -> ResponseMessage:
         """One buffered Responses API call."""
-        http_request = self._prepare(request, stream=False)
-        response = self.provider.send(http_request)
+        response = self.provider.send(self._prepare(request, stream=False))
         value = response.json()
         try:
             return decode_response(value, provider_name=self.provider.name,
@@ -258,22 +207,13 @@ class Client:
 
     def stream(self, request: ModelRequest) -> OpenAIStreamedResponse:
         """One streamed call; the connection is open and its status checked on return."""
-        http_request = self._prepare(request, stream=True)
-        context = self.provider.stream_lines(http_request)
-        lines = context.__enter__()
-        try:
-            return OpenAIStreamedResponse(context, lines, model_name=self._model_name,
-                                          provider_name=self.provider.name)
-        except BaseException:  # pragma: no cover - construction cannot fail in practice
-            context.__exit__(None, None, None)
-            raise
+        return open_stream(
+            self.provider.stream_lines(self._prepare(request, stream=True)),
+            lambda context, lines: OpenAIStreamedResponse(
+                context, lines, model_name=self._model_name, provider_name=self.provider.name
+            ),
+        )
 
 
 #: The spec's name for the Responses client when a module offers several routes.
 ResponsesClient = Client
-
-
-def _with_settings(request: ModelRequest, settings: ModelSettings) -> ModelRequest:
-    from dataclasses import replace
-
-    return replace(request, settings=settings)
