@@ -24,49 +24,26 @@ Invariants
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from zigai.messages import ResponseMessage
-from zigai.model import ModelProfile, ModelRequest, StreamedResponse, check_request_supported
+from zigai.model import ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
 from zigai.providers import profiles
+from zigai.providers._wire import AdapterClient, LazyHttpTransport, http_request, open_stream
 from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai_compatible.decode import decode_response
 from zigai.providers.openai_compatible.encode import ChatOptions, encode_request
 from zigai.providers.openai_compatible.stream import ChatStreamedResponse
 from zigai.security import UrlPolicy
-from zigai.settings import ModelSettings, merge_settings
+from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
 
 __all__ = ["NamedDefaults", "Provider", "Client", "LazyHttpTransport", "ENDPOINT"]
 
 ENDPOINT = "chat/completions"
-
-
-class LazyHttpTransport:
-    """Creates the standard ``HttpTransport`` (with the provider's URL policy) on first use."""
-
-    def __init__(self, url_policy: UrlPolicy | None = None) -> None:
-        self._policy = url_policy
-        self._inner: Transport | None = None
-        self._lock = threading.Lock()
-
-    def _get(self) -> Transport:
-        with self._lock:
-            if self._inner is None:
-                from zigai.transport.http import HttpTransport
-
-                self._inner = HttpTransport(url_policy=self._policy)
-            return self._inner
-
-    def send(self, request: Any) -> Any:
-        return self._get().send(request)
-
-    def stream_lines(self, request: Any) -> Any:
-        return self._get().stream_lines(request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +158,7 @@ class Provider:
         return f"{type(self).__module__}.Provider({self._configured!r})"
 
 
-class Client:
+class Client(AdapterClient):
     """A Chat Completions model bound to one provider (implements ``zigai.model.Model``).
 
     ``profile`` replaces resolution entirely; otherwise the provider's layers are used with
@@ -228,31 +205,16 @@ class Client:
     # -- Model protocol -------------------------------------------------------------------
 
     @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
     def provider_name(self) -> str:
         return str(self._provider.name)
-
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
 
     @property
     def provider(self) -> Any:
         return self._provider
 
-    def model(self) -> Client:
-        """Spec parity: a client is its own model value."""
-        return self
-
     def prepare(self, request: ModelRequest) -> ModelRequest:
         """Merge settings and reject unsupported features (no I/O)."""
-        merged = merge_settings(self.settings, request.settings)
-        if merged != request.settings:
-            request = replace(request, settings=merged)
-        check_request_supported(request, self._profile)
+        request = self.checked_request(request)
         self.check_typed(request)
         return request
 
@@ -278,18 +240,9 @@ class Client:
 
     def _http_request(self, request: ModelRequest, body: dict[str, Any]) -> ProviderHttpRequest:
         headers = tuple(request.settings.extra_headers or ()) + self.extra_headers(request)
-        return ProviderHttpRequest(
-            path=ENDPOINT,
-            json_body=body,
-            headers=headers,
-            deadline=request.deadline,
-            control=request.control,
-            idempotency_key=request.idempotency_key if self._profile.idempotency_header else None,
-            idempotency_header=self._profile.idempotency_header,
-            error_observer=request.error_observer,
-            capture_error_body=request.capture_error_body,
-            max_error_body_bytes=request.max_error_body_bytes,
-        )
+        key = request.idempotency_key if self._profile.idempotency_header else None
+        return http_request(request, self._profile, path=ENDPOINT, json_body=body,
+                            headers=headers, deadline=request.deadline, idempotency_key=key)
 
     def decode(self, value: Any) -> ResponseMessage:
         return decode_response(value, provider_name=self.provider_name, model_name=self._model_name)
@@ -311,12 +264,7 @@ class Client:
         request = self.prepare(request)
         body = self.encode(request, stream=True)
         opened = self._provider.stream_lines(self._http_request(request, body))
-        line_stream = opened.__enter__()
-        try:
-            return self.streamed_response(opened, line_stream)
-        except BaseException:
-            opened.__exit__(None, None, None)
-            raise
+        return open_stream(opened, self.streamed_response)
 
     def streamed_response(self, opened: Any, line_stream: Any) -> StreamedResponse:
         return ChatStreamedResponse(

@@ -22,7 +22,7 @@ Invariants
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
@@ -40,12 +40,12 @@ from zigai.model import (
     PartDeltaEvent,
     PartEndEvent,
     PartStartEvent,
-    StreamedResponse,
     TextPartDelta,
     ThinkingPartDelta,
     ToolCallPartDelta,
 )
 from zigai.provider import ProviderLineStream, ProviderServerError, parse_provider_json
+from zigai.providers._wire import DecodedLineStream
 from zigai.providers.openai_compatible.decode import (
     DETAIL_KEYS,
     REASONING_FIELDS,
@@ -55,7 +55,7 @@ from zigai.providers.openai_compatible.decode import (
     finish_reason,
     thinking_part,
 )
-from zigai.providers.sse import SseEvent, iter_sse_events
+from zigai.providers.sse import SseEvent
 from zigai.usage import RequestUsage
 
 __all__ = ["StreamDecoder", "ChatStreamedResponse"]
@@ -244,8 +244,11 @@ class StreamDecoder:
         return [PartEndEvent(i, self._parts[i]) for i in sorted(self._parts)]
 
 
-class ChatStreamedResponse(StreamedResponse):
-    """A streamed Chat Completions response over an open provider line stream."""
+class ChatStreamedResponse(DecodedLineStream):
+    """A streamed Chat Completions response over an open provider line stream.
+
+    Besides the common summary it copies the decoder's ``provider_details`` after every event.
+    """
 
     def __init__(
         self,
@@ -255,27 +258,10 @@ class ChatStreamedResponse(StreamedResponse):
         model_name: str,
         provider_name: str,
     ) -> None:
-        super().__init__(model_name=model_name, provider_name=provider_name)
-        self._opened = opened
-        self._stream = stream
-        self._decoder = StreamDecoder(provider_name)
+        self._chat_decoder = StreamDecoder(provider_name)
+        super().__init__(opened, stream, self._chat_decoder, model_name=model_name,
+                         provider_name=provider_name)
 
-    def _events(self) -> Iterator[ModelStreamEvent]:
-        decoder = self._decoder
-        for event in iter_sse_events(self._stream):
-            yield from self._sync(decoder.feed(event))
-        yield from self._sync(decoder.finish())
-
-    def _sync(self, events: list[ModelStreamEvent]) -> list[ModelStreamEvent]:
-        decoder = self._decoder
-        self.usage = decoder.usage
-        self.finish_reason = decoder.finish_reason
-        self.raw_finish_reason = decoder.raw_finish_reason
-        self.provider_response_id = decoder.response_id
-        if decoder.model_name:
-            self.model_name = decoder.model_name
-        self.provider_details = decoder.provider_details
-        return events
-
-    def _release(self) -> None:
-        self._opened.__exit__(None, None, None)
+    def _sync(self) -> None:
+        super()._sync()
+        self.provider_details = self._chat_decoder.provider_details
