@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.cassettes import ReplayTransport
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
 from zigai.messages import (
     BytesSource,
@@ -312,15 +313,8 @@ STREAM = (
 
 
 def _decode_chunks(chunks: list[bytes]) -> tuple[list, A.StreamDecoder]:
-    sse, decoder, events = SseDecoder(), A.StreamDecoder("claude-x"), []
-    for chunk in chunks:
-        for event in sse.feed(chunk):
-            events.extend(decoder.feed(event))
-    last = sse.finish()
-    if last is not None:
-        events.extend(decoder.feed(last))
-    events.extend(decoder.finish())
-    return events, decoder
+    decoder = A.StreamDecoder("claude-x")
+    return feed_chunks(decoder, chunks), decoder
 
 
 def test_stream_split_at_every_byte_boundary_yields_the_same_events() -> None:

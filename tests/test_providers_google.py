@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from support.cassettes import ReplayTransport
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
 from zigai.messages import (
     BytesSource,
@@ -37,7 +38,6 @@ from zigai.model import (
 from zigai.provider import ProviderResponseDecodeError, ProviderServerError, RateLimited
 from zigai.providers import google as G
 from zigai.providers import vertex_ai as V
-from zigai.providers.sse import SseDecoder
 from zigai.security import UrlPolicy
 from zigai.settings import ExtraBodyRejected, ModelSettings, ProviderExtraBody
 
@@ -226,15 +226,8 @@ STREAM = (
 
 
 def _decode_chunks(chunks: list[bytes]) -> tuple[list, G.StreamDecoder]:
-    sse, decoder, events = SseDecoder(), G.StreamDecoder(), []
-    for chunk in chunks:
-        for event in sse.feed(chunk):
-            events.extend(decoder.feed(event))
-    last = sse.finish()
-    if last is not None:
-        events.extend(decoder.feed(last))
-    events.extend(decoder.finish())
-    return events, decoder
+    decoder = G.StreamDecoder()
+    return feed_chunks(decoder, chunks), decoder
 
 
 def test_stream_split_at_every_byte_boundary_yields_the_same_events() -> None:

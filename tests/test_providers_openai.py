@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from support.cassettes import ReplayTransport
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
 from zigai.messages import (
     AudioContent,
@@ -66,7 +67,6 @@ from zigai.providers.openai import (
     encode_request,
     profile_for_model,
 )
-from zigai.providers.sse import SseDecoder
 from zigai.retry import classify
 from zigai.security import UrlPolicy
 from zigai.settings import (
@@ -468,15 +468,8 @@ def _stream_bytes() -> bytes:
 
 
 def _decode_chunks(chunks: list[bytes]) -> tuple[list[Any], StreamDecoder]:
-    sse, decoder, events = SseDecoder(), StreamDecoder(), []
-    for chunk in chunks:
-        for event in sse.feed(chunk):
-            events.extend(decoder.feed(event))
-    last = sse.finish()
-    if last is not None:
-        events.extend(decoder.feed(last))
-    events.extend(decoder.finish())
-    return events, decoder
+    decoder = StreamDecoder()
+    return feed_chunks(decoder, chunks), decoder
 
 
 def test_stream_events_have_stable_indexes_and_accumulate_to_the_buffered_decode() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from support.cassettes import ReplayTransport
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
 from zigai.errors import ProviderError
 from zigai.messages import (
@@ -54,7 +55,6 @@ from zigai.provider import (
 )
 from zigai.providers import openai_compatible as oc
 from zigai.providers import profiles
-from zigai.providers.sse import SseDecoder
 from zigai.security import UrlPolicy
 from zigai.settings import (
     ExtraBodyRejected,
@@ -367,15 +367,8 @@ EXPECTED_EVENTS = [
 
 
 def _decode_chunks(chunks: list[bytes]) -> tuple[list[Any], oc.StreamDecoder]:
-    sse, decoder, events = SseDecoder(), oc.StreamDecoder("gw"), []
-    for chunk in chunks:
-        for event in sse.feed(chunk):
-            events.extend(decoder.feed(event))
-    last = sse.finish()
-    if last is not None:
-        events.extend(decoder.feed(last))
-    events.extend(decoder.finish())
-    return events, decoder
+    decoder = oc.StreamDecoder("gw")
+    return feed_chunks(decoder, chunks), decoder
 
 
 def test_stream_decoder_yields_the_same_events_at_every_byte_boundary() -> None:
