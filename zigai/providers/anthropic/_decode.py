@@ -329,6 +329,8 @@ class StreamDecoder:
         self._open.discard(wire_index)
         neutral = self._indexes[wire_index]
         part = self._parts.part(neutral)
+        if part is None:  # every mapped index was started when its block opened
+            raise _read.fail("$event.index", f"content block {wire_index} was never started")
         if isinstance(part, (ToolCallPart, NativeToolCallPart)) and not part.args.strip():
             part = _with_args(part, "{}")
         self._emit(PartEndEvent(neutral, part), out)
