@@ -401,3 +401,18 @@ def test_system_prompts_open_a_fresh_conversation_only() -> None:
 def test_system_prompt_must_be_text() -> None:
     with pytest.raises(InvalidAgentConfiguration):
         Agent(TestModel(), system_prompt=(1,))  # type: ignore[arg-type]
+
+
+def test_deps_type_is_checked_before_the_model_is_called() -> None:
+    calls: list[int] = []
+
+    def answer(messages, info):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return ResponseMessage(parts=(TextPart("ok"),))
+
+    agent = Agent(FunctionModel(answer), deps_type=dict)
+    with agent.run("hi", deps={"user": 1}) as result:
+        assert result.output == "ok"
+    with pytest.raises(InvalidAgentConfiguration, match="dict"):
+        agent.run("hi", deps=["not", "a", "dict"])
+    assert calls == [1]

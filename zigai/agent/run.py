@@ -125,6 +125,11 @@ class AgentRun:
         else:
             self.output = agent.prepared_output(profile)
         self.deps = options.deps
+        if agent.deps_type is not None and not isinstance(self.deps, agent.deps_type):
+            raise InvalidAgentConfiguration(
+                f"this agent expects deps of type {agent.deps_type.__name__}, "
+                f"got {type(self.deps).__name__}"
+            )
         history = options.message_history
         for message in history:
             if not isinstance(message, (RequestMessage, ResponseMessage)):
