@@ -416,3 +416,45 @@ def test_deps_type_is_checked_before_the_model_is_called() -> None:
     with pytest.raises(InvalidAgentConfiguration, match="dict"):
         agent.run("hi", deps=["not", "a", "dict"])
     assert calls == [1]
+
+
+def _image_prompt(url: str) -> tuple:
+    return (TextContent("describe"), ImageContent(UrlSource(url)))
+
+
+@pytest.mark.parametrize(
+    "url", ["http://example.com/a.png", "https://127.0.0.1/a.png", "https://localhost/a.png",
+            "https://user:pw@example.com/a.png", "https://10.1.2.3/x.png"],
+)
+def test_media_urls_obey_the_agent_url_policy_before_any_request(url: str) -> None:
+    from zigai.security import UrlPolicyViolation
+
+    model = TestModel()
+    with pytest.raises(UrlPolicyViolation):
+        Agent(model).run(_image_prompt(url))
+    assert model.request_count == 0
+
+
+def test_public_https_media_and_an_explicit_local_policy_pass() -> None:
+    from zigai.security import UrlPolicy
+
+    with Agent(TestModel()).run(_image_prompt("https://example.com/a.png")) as result:
+        assert result.output
+    local = Agent(TestModel(), url_policy=UrlPolicy.local_development())
+    with local.run(_image_prompt("http://127.0.0.1:8000/a.png")) as result:
+        assert result.output
+
+
+def test_uploaded_files_must_belong_to_the_models_provider() -> None:
+    from zigai.agent import ForeignUploadedFile
+    from zigai.messages import UploadedFile, UploadedFileContent
+
+    model = TestModel()
+    own = UploadedFileContent(UploadedFile("test", "file-1"))
+    with Agent(model).run((TextContent("read"), own)) as result:
+        assert result.output
+    foreign = UploadedFileContent(UploadedFile("openai", "file-1"))
+    before = model.request_count
+    with pytest.raises(ForeignUploadedFile, match="openai"):
+        Agent(model).run((TextContent("read"), foreign))
+    assert model.request_count == before

@@ -78,7 +78,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
-    │                                                 InvalidAgentConfiguration
+    │                                                 InvalidAgentConfiguration, ForeignUploadedFile
     │                             zigai.agent.deferred InvalidPausedState (PausedStateTooLarge,
     │                                                 UnsupportedPausedStateVersion),
     │                                                 InvalidResumeDecisions (ResumeDecisionsTooLarge,

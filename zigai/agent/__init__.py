@@ -42,6 +42,7 @@ from zigai.agent.deferred import (
     stringify_resume_decisions,
 )
 from zigai.agent.errors import (
+    ForeignUploadedFile,
     ContentFiltered,
     EmptyModelResponse,
     IncompleteToolCall,
@@ -94,6 +95,7 @@ __all__ = [
     "OutputRunContext",
     "EndStrategy",
     "CancellationToken",
+    "ForeignUploadedFile",
     "UsageLimitExceeded",
     "RequestLimitExceeded",
     "UnexpectedModelBehavior",

@@ -39,6 +39,7 @@ from zigai.output import (
     prepare_output,
 )
 from zigai.retry import RetryPolicy
+from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, merge_settings
 from zigai.tool import Tool, ToolLimits
 from zigai.toolset import Toolset
@@ -182,6 +183,7 @@ class Agent:
     retry_policy: RetryPolicy | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     deps_type: type | None = None
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     name: str | None = None
     tool_approval: ToolApproval | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from zigai.errors import AgentError
 
 __all__ = [
+    "ForeignUploadedFile",
     "UsageLimitExceeded",
     "RequestLimitExceeded",
     "UnexpectedModelBehavior",
@@ -117,3 +118,7 @@ class ResultClosed(AgentError):
 
 class InvalidAgentConfiguration(AgentError):
     """An Agent or run option is malformed (bad limits, duplicate tool names, no prompt ...)."""
+
+
+class ForeignUploadedFile(AgentError):
+    """An uploaded-file handle is empty or belongs to another provider than the model's."""

@@ -43,6 +43,7 @@ from dataclasses import replace
 from typing import Any
 
 from zigai.agent._accept import accept_candidate
+from zigai.agent._inputs import check_request_inputs
 from zigai.agent._tool_step import execute_tool_step
 from zigai.agent.agent import Agent, RunContext, RunOptions, TypedMode
 from zigai.agent.deferred import DeferredCall, PausedRun, PausedState, ResumeDecision, RunOutcome
@@ -398,6 +399,7 @@ class AgentRun:
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
         )
         check_request_supported(request, self.profile)
+        check_request_inputs(view, self.agent.url_policy, self.model.provider_name)
         self.request = request
         if self._sink is not None:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))
