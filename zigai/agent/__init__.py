@@ -42,9 +42,9 @@ from zigai.agent.deferred import (
     stringify_resume_decisions,
 )
 from zigai.agent.errors import (
-    ForeignUploadedFile,
     ContentFiltered,
     EmptyModelResponse,
+    ForeignUploadedFile,
     IncompleteToolCall,
     InvalidAgentConfiguration,
     OutputRetriesExceeded,
