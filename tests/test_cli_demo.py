@@ -1,7 +1,8 @@
-"""``zigai demo`` and its strict loopback replay server."""
+"""``zigai demo``, its packaged cassette and its strict loopback replay server."""
 
 from __future__ import annotations
 
+import configparser
 import os
 import subprocess
 import sys
@@ -10,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from zigai.cli import CassetteReplayError
-from zigai.cli.demo import build_demo_agent, cassette_path
+from zigai.cli.demo import (
+    CASSETTE_DIR,
+    CASSETTE_NAME,
+    CASSETTE_PACKAGE,
+    build_demo_agent,
+    cassette_text,
+)
 from zigai.cli.replay import ReplayServer, load_exchanges
 from zigai.provider import ProviderServerError
 
@@ -24,7 +31,8 @@ def test_demo_streams_the_tool_loop_over_real_http(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "In Lisbon it is 19 °C with light rain right now.\n"
     lines = done.stderr.splitlines()
-    assert lines[0].startswith("zigai demo: replaying cassettes/demo_weather_stream.yaml on http://127.0.0.1:")
+    assert lines[0].startswith(
+        "zigai demo: replaying zigai/cli/data/demo_weather_stream.yaml on http://127.0.0.1:")
     assert lines[1:] == [
         "[prompt] What is the weather in Lisbon right now?",
         '[tool call] get_weather {"city":"Lisbon"}',
@@ -33,8 +41,25 @@ def test_demo_streams_the_tool_loop_over_real_http(tmp_path: Path) -> None:
     ]
 
 
+def test_demo_cassette_is_package_data_loadable_from_any_install() -> None:
+    from importlib import resources
+
+    resource = resources.files(CASSETTE_PACKAGE) / CASSETTE_DIR / CASSETTE_NAME
+    assert resource.is_file()
+    text = resource.read_text(encoding="utf-8")
+    assert text == cassette_text()
+    assert len(load_exchanges(text)) == 2
+    # setup.cfg ships it in wheels and non-editable installs (not only in the source tree).
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg", encoding="utf-8")
+    patterns = config["options.package_data"][CASSETTE_PACKAGE].split()
+    assert f"{CASSETTE_DIR}/*.yaml" in patterns
+    assert config["options"]["packages"] == "find:"
+    assert not (ROOT / "cassettes" / CASSETTE_NAME).exists()
+
+
 def test_replay_is_strict_about_the_request_body() -> None:
-    exchanges = load_exchanges(cassette_path().read_text(encoding="utf-8"))
+    exchanges = load_exchanges(cassette_text())
     with ReplayServer(exchanges) as server:
         agent = build_demo_agent(server.base_url)
         with pytest.raises(ProviderServerError):
@@ -44,7 +69,7 @@ def test_replay_is_strict_about_the_request_body() -> None:
 
 
 def test_unused_interactions_fail_the_check() -> None:
-    exchanges = load_exchanges(cassette_path().read_text(encoding="utf-8"))
+    exchanges = load_exchanges(cassette_text())
     with ReplayServer(exchanges) as server:
         with pytest.raises(CassetteReplayError, match="2 cassette interaction"):
             server.check()

@@ -1,6 +1,7 @@
 """Approval handoff: a paused run is saved to a versioned pause file; ``zigai resume`` continues.
 
-``zigai run`` drives the agent with ``Agent.run_until_pause``.  When the model calls a tool
+``zigai run`` drives the agent with ``Agent.run_until_pause`` (``run_until_pause_stream`` under
+``--stream``, so a streamed run pauses and hands off exactly like a buffered one).  When the model calls a tool
 declared ``requires_approval`` (or ``external``), the run stops *before* any call of that
 response executes and the CLI writes, atomically, the pause file::
 
@@ -14,7 +15,8 @@ It then prints one line per pending call on stderr and exits with code 5.  The f
 credential: the model is rebuilt from its model string and the environment on resume.
 
 ``zigai resume FILE --approve ID | --deny ID [--reason TEXT] | --result ID JSON`` needs exactly
-one decision per pending call, rebuilds the same agent, and calls ``Agent.resume_run_json``.
+one decision per pending call, rebuilds the same agent, and calls ``Agent.resume_run_json``
+(``resume_run_stream`` with ``--stream``).
 A run that pauses again rewrites the file (exit 5); a completed run saves its history, prints
 its answer and deletes the pause file, so one pause is resumed at most once.  The agent checks
 the state's own version and digest; this module checks the envelope and the decisions.
@@ -27,13 +29,16 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from zigai.cli.config import settings_from_json
 from zigai.cli.errors import CliUsageError, ExitCode, InvalidPauseFile
 from zigai.cli.files import atomic_write_text, read_bounded
 
-__all__ = ["PAUSE_FILE_VERSION", "PAUSE_FILE_KIND", "Outcome", "start", "save_pause",
+if TYPE_CHECKING:
+    from zigai.cli.progress import Progress
+
+__all__ = ["PAUSE_FILE_VERSION", "PAUSE_FILE_KIND", "Outcome", "progress_for", "start", "save_pause",
            "read_pause_file", "decisions_from_args", "resume_command"]
 
 PAUSE_FILE_VERSION = 1
@@ -56,12 +61,28 @@ def _unwrap(outcome: Any) -> Outcome:
     return Outcome(result=outcome.result)
 
 
-def start(agent: Any, prompt: str, history: tuple[Any, ...]) -> Outcome:
-    """Run until the answer or the first approval pause."""
-    run_until_pause = getattr(agent, "run_until_pause", None)
-    if run_until_pause is None:  # an agent build without deferred execution
-        return Outcome(result=agent.run(prompt, message_history=history))
-    return _unwrap(run_until_pause(prompt, message_history=history))
+def progress_for(invocation: Any, out: TextIO, err: TextIO) -> Progress | None:
+    """The live view for ``--stream`` (text hidden under ``--json``), else None."""
+    if not invocation.stream:
+        return None
+    from zigai.cli.progress import Progress
+
+    return Progress(out, err, show_text=not invocation.json_output)
+
+
+def _streamed(stream: Any, progress: Progress) -> Outcome:
+    """Show every event of a pause-aware agent stream, then take its owned outcome."""
+    with stream:
+        for event in stream:
+            progress.handle(event)
+        return _unwrap(stream.outcome())
+
+
+def start(agent: Any, prompt: str, history: tuple[Any, ...], progress: Progress | None = None) -> Outcome:
+    """Run until the answer or the first approval pause (streamed when ``progress`` is given)."""
+    if progress is not None:
+        return _streamed(agent.run_until_pause_stream(prompt, message_history=history), progress)
+    return _unwrap(agent.run_until_pause(prompt, message_history=history))
 
 
 def _limits() -> Any:
@@ -165,7 +186,6 @@ def decisions_from_args(args: argparse.Namespace, calls: list[dict[str, Any]]) -
 
 def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
     """``zigai resume FILE …`` (see the module docstring)."""
-    from zigai.cli.progress import Progress, StreamingModel
     from zigai.cli.run import Invocation, build_agent, finish
 
     document = read_pause_file(args.pause_file)
@@ -173,15 +193,8 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
     decisions = decisions_from_args(args, document["calls"])
     invocation = Invocation(settings=settings, history=document["history"], json_output=args.json,
                             stream=args.stream, pause_file=args.pause_file)
-    progress = None
-    wrap = None
-    if args.stream:
-        progress = Progress(out, err, show_text=not args.json)
-        wrap = lambda model: StreamingModel(model, progress)  # noqa: E731
-    agent = build_agent(replace(settings, model=settings.model or "test"), env, err, wrap)
-    resume = getattr(agent, "resume_run_json", None)
-    if resume is None:
-        raise CliUsageError("this zigai build cannot resume paused runs (no Agent.resume_run_json)")
+    agent = build_agent(replace(settings, model=settings.model or "test"), env, err)
+    progress = progress_for(invocation, out, err)
     from zigai.agent.deferred import (
         InvalidPausedState,
         InvalidResumeDecisions,
@@ -189,7 +202,11 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
     )
 
     try:
-        outcome = _unwrap(resume(document["state"], stringify_resume_decisions(decisions)))
+        if progress is not None:
+            outcome = _streamed(agent.resume_run_stream(document["state"], decisions), progress)
+        else:
+            outcome = _unwrap(agent.resume_run_json(document["state"],
+                                                    stringify_resume_decisions(decisions)))
     except (InvalidPausedState, InvalidResumeDecisions) as exc:
         raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
     if outcome.paused is not None:

@@ -1,13 +1,20 @@
 """Live output of a CLI run: text as it arrives on stdout, one-line progress events on stderr.
 
-:class:`StreamingModel` wraps the configured :class:`~zigai.model.Model` for ``--stream``.
-Every request the agent makes goes through the inner model's ``stream()``; text deltas are
-written to stdout the moment they are decoded, each finished tool call becomes one
-``[tool call] name {args}`` line on stderr, and the tool results the agent sends back in
-the next request become ``[tool result] name: value`` lines (the agent runs the tools between
-the two requests, so the lines appear in the order things happen).  The accumulated
-response the agent receives is exactly what the inner stream decoded — the same message a
-buffered request returns — so the agent loop, history and output are unchanged.
+:class:`Progress` consumes the agent's own stream events (``Agent.run_stream``,
+``run_until_pause_stream``, ``resume_run_stream``; see :mod:`zigai.agent.events`), so the
+agent loop, history and output are exactly those of a buffered run:
+
+* text part starts and text deltas go to stdout the moment they are decoded;
+* ``function_tool_call`` → ``[tool call] name {args}`` (just before the tool runs);
+* ``function_tool_result`` → ``[tool result] name: value`` (or ``[tool retry] name: why``);
+* ``deferred_request`` → one ``[approval needed] id name {args}`` (or ``[external result
+  needed] …``) line per waiting call, right before the run pauses;
+* ``deferred_result`` → ``[approved] name: value``, ``[denied] name: reason`` or
+  ``[external result] name: value`` when a resumed decision enters the history.
+
+:attr:`Progress.text_written` says whether the *latest* model response streamed text to
+stdout (it is reset by every ``model_response`` event), so the caller knows whether the final
+answer is already on screen.
 
 Invariants: progress lines never go to stdout; each line is bounded (``MAX_LINE`` chars);
 nothing here retains run data after the run.
@@ -18,12 +25,21 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from zigai.messages import RequestMessage, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
-from zigai.model import PartDeltaEvent, PartEndEvent, PartStartEvent, TextPartDelta
+from zigai.agent.events import (
+    DeferredToolRequestEvent,
+    DeferredToolResultEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelResponseEvent,
+)
+from zigai.messages import RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from zigai.model import PartDeltaEvent, PartStartEvent, TextPartDelta
 
-__all__ = ["MAX_LINE", "Progress", "StreamingModel"]
+__all__ = ["MAX_LINE", "Progress"]
 
 MAX_LINE = 200
+
+_DEFERRED_LABELS = {"approve": "approved", "deny": "denied", "result": "external result"}
 
 
 def _short(text: str) -> str:
@@ -47,20 +63,46 @@ def _json(value: Any) -> str:
 
 
 class Progress:
-    """Writes progress events as single lines to ``err`` and streamed text to ``out``."""
+    """Writes streamed text to ``out`` and progress events as single lines to ``err``."""
 
     def __init__(self, out: TextIO, err: TextIO, *, show_text: bool = True) -> None:
         self.out = out
         self.err = err
         self.show_text = show_text
-        self.text_written = False  # text of the latest response reached stdout
+        self.text_written = False  # text of the latest model response reached stdout
+        self._response_text = False  # text of the response being streamed reached stdout
 
     def event(self, kind: str, detail: str) -> None:
         self.err.write(_short(f"[{kind}] {detail}") + "\n")
         self.err.flush()
 
+    def handle(self, event: Any) -> None:
+        """Show one agent stream event (events without a visible effect are ignored)."""
+        if isinstance(event, PartDeltaEvent):
+            if isinstance(event.delta, TextPartDelta):
+                self.text(event.delta.content_delta)
+        elif isinstance(event, PartStartEvent):
+            if isinstance(event.part, TextPart):
+                self.text(event.part.content)
+        elif isinstance(event, ModelResponseEvent):
+            self.text_written = self._response_text
+            self._response_text = False
+        elif isinstance(event, FunctionToolCallEvent):
+            self.tool_call(event.part)
+        elif isinstance(event, FunctionToolResultEvent):
+            self.tool_result(event.result)
+        elif isinstance(event, DeferredToolRequestEvent):
+            for call in event.calls:
+                kind = "external result needed" if call.execution == "external" else "approval needed"
+                self.event(kind, f"{call.tool_call_id} {call.tool_name} {call.args or '{}'}")
+        elif isinstance(event, DeferredToolResultEvent):
+            result = event.result
+            label = _DEFERRED_LABELS.get(event.action, event.action)
+            detail = result.content if isinstance(result, RetryPromptPart) else _json(result.content)
+            self.event(label, f"{result.tool_name}: {detail}")
+
     def tool_call(self, part: ToolCallPart) -> None:
-        self.event("tool call", f"{part.tool_name} {part.args or '{}'}")
+        self.event("tool call", f"{part.tool_name} {_json(part.args) if part.args else '{}'}")
 
     def tool_result(self, part: ToolReturnPart | RetryPromptPart) -> None:
         if isinstance(part, ToolReturnPart):
@@ -72,58 +114,4 @@ class Progress:
         if self.show_text and delta:
             self.out.write(delta)
             self.out.flush()
-            self.text_written = True
-
-
-class StreamingModel:
-    """A Model view that streams every request of ``inner`` and reports progress."""
-
-    def __init__(self, inner: Any, progress: Progress) -> None:
-        self.inner = inner
-        self.progress = progress
-        self._reported: set[str] = set()
-
-    @property
-    def profile(self) -> Any:
-        return self.inner.profile
-
-    @property
-    def settings(self) -> Any:
-        return getattr(self.inner, "settings", None)
-
-    @property
-    def model_name(self) -> str:
-        return str(getattr(self.inner, "model_name", "model"))
-
-    @property
-    def provider_name(self) -> str:
-        return str(getattr(self.inner, "provider_name", "provider"))
-
-    def _report_results(self, request: Any) -> None:
-        messages = request.messages
-        if not messages or not isinstance(messages[-1], RequestMessage):
-            return
-        for part in messages[-1].parts:
-            if isinstance(part, (ToolReturnPart, RetryPromptPart)) and part.tool_call_id:
-                if part.tool_call_id not in self._reported:
-                    self._reported.add(part.tool_call_id)
-                    self.progress.tool_result(part)
-
-    def request(self, request: Any) -> Any:
-        self._report_results(request)
-        progress = self.progress
-        progress.text_written = False
-        with self.inner.stream(request) as streamed:
-            for event in streamed:
-                if isinstance(event, PartStartEvent):
-                    if isinstance(event.part, TextPart):
-                        progress.text(event.part.content)
-                elif isinstance(event, PartDeltaEvent):
-                    if isinstance(event.delta, TextPartDelta):
-                        progress.text(event.delta.content_delta)
-                elif isinstance(event, PartEndEvent) and isinstance(event.part, ToolCallPart):
-                    progress.tool_call(event.part)
-            return streamed.response()
-
-    def stream(self, request: Any) -> Any:
-        return self.inner.stream(request)
+            self._response_text = True

@@ -15,7 +15,6 @@ Composition only — the agent loop, tools, output validation and history are th
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
@@ -68,9 +67,8 @@ def _output_spec(path: str, profile: Any) -> Any:
         raise CliUsageError(f"output schema {path!r} is not usable: {exc}") from None
 
 
-def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO,
-                wrap_model: Any = None) -> Any:
-    """The Agent ``settings`` describe; ``wrap_model`` may wrap the model (streaming view)."""
+def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO) -> Any:
+    """The Agent ``settings`` describe (announcing the offline test model when it is used)."""
     from zigai.agent import Agent, RunLimits
     from zigai.cli.tools_file import load_tools
     from zigai.models import infer_model
@@ -79,8 +77,6 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO,
         model = infer_model("test")
     else:
         model = infer_model(settings.model, env=env, api_key_env=settings.api_key_env)
-    if wrap_model is not None:
-        model = wrap_model(model)
     options: dict[str, Any] = {}
     if settings.system:
         options["instructions"] = settings.system
@@ -161,26 +157,16 @@ def finish(result: Any, agent: Any, invocation: Invocation, out: TextIO, progres
 def run_command(prompt: str, invocation: Invocation, env: Mapping[str, str],
                 out: TextIO, err: TextIO) -> int:
     """``zigai run PROMPT`` (returns the exit code; exceptions are mapped by the caller)."""
-    from zigai.cli.progress import Progress, StreamingModel
+    from zigai.cli import approvals
 
     if not prompt.strip():
         raise CliUsageError("the prompt is empty")
     settings = resolve_settings(invocation.settings, env)
     invocation = replace(invocation, settings=settings)
-    progress = None
-    wrap = None
-    if invocation.stream:
-        progress = Progress(out, err, show_text=not invocation.json_output)
-        wrap = lambda model: StreamingModel(model, progress)  # noqa: E731
-    agent = build_agent(settings, env, err, wrap)
+    agent = build_agent(settings, env, err)
     history = load_history(invocation.history) if invocation.history else ()
-    from zigai.cli import approvals
-
-    outcome = approvals.start(agent, prompt, history)
+    progress = approvals.progress_for(invocation, out, err)
+    outcome = approvals.start(agent, prompt, history, progress)
     if outcome.paused is not None:
         return approvals.save_pause(outcome.paused, invocation, err)
     return finish(outcome.result, agent, invocation, out, progress)
-
-
-def env_snapshot() -> Mapping[str, str]:
-    return os.environ
