@@ -1,4 +1,10 @@
-"""The zigai command: run as a subprocess, every exit code, files, streaming order, config."""
+"""The zigai command: every exit code, files, streaming order, approvals and config.
+
+The process boundary is exercised where it matters — each exit code (0, 1, 2, 3, 4, 5, 130) by a
+real ``python -m zigai`` process, a pause file resumed by a NEW process, the missing-credential
+message, and ``--stream`` output order — and everything else runs in-process through
+``zigai.cli.main(argv, env=..., out=..., err=...)``, the same entry point, to keep the file fast.
+"""
 
 from __future__ import annotations
 
@@ -51,13 +57,18 @@ def zigai(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]
 def run_main(*args: str, cwd: Path, **env: str) -> tuple[int, str, str]:
     """The command in-process (fast); subprocess tests cover the process boundary."""
     out, err = io.StringIO(), io.StringIO()
+    code = _in_process(list(args), cwd, env, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _in_process(argv: list[str], cwd: Path, env: dict[str, str], out: io.StringIO,
+                err: io.StringIO) -> int:
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        code = main(list(args), env=env, out=out, err=err)
+        return main(argv, env=env, out=out, err=err)
     finally:
         os.chdir(old)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
@@ -69,17 +80,20 @@ def tools_file(tmp_path: Path) -> Path:
 
 def test_run_without_model_uses_the_test_model_and_says_so(tmp_path: Path, tools_file: Path) -> None:
     done = zigai("run", "What is the weather?", "--tools", str(tools_file), cwd=tmp_path)
-    assert done.returncode == ExitCode.ok
+    assert done.returncode == ExitCode.ok == 0
     assert done.stderr == TEST_MODEL_NOTICE + "\n"
     answer = json.loads(done.stdout)
     assert list(answer) == ["get_weather"]
     assert answer["get_weather"]["temperature_c"] == 21
+    # `python -m zigai` and the in-process entry point agree byte for byte.
+    assert run_main("run", "What is the weather?", "--tools", str(tools_file), cwd=tmp_path) == (
+        done.returncode, done.stdout, done.stderr)
 
 
 def test_json_output_reports_output_usage_and_cost(tmp_path: Path) -> None:
-    done = zigai("run", "hello", "--json", "--model", "test", cwd=tmp_path)
-    assert done.returncode == 0 and done.stderr == ""
-    document = json.loads(done.stdout)
+    code, out, err = run_main("run", "hello", "--json", "--model", "test", cwd=tmp_path)
+    assert code == 0 and err == ""
+    document = json.loads(out)
     assert document["output"] == "success (no tool calls)"
     assert document["model"] == "test:test"
     assert document["finish_reason"] == "stop"
@@ -93,6 +107,13 @@ def test_missing_credential_exit_code_names_the_variable(tmp_path: Path) -> None
     done = zigai("run", "hi", "--model", "anthropic:claude-sonnet-4-5", cwd=tmp_path)
     assert done.returncode == ExitCode.credentials == 3
     assert "ANTHROPIC_API_KEY" in done.stderr
+    assert done.stdout == ""
+
+
+def test_operator_input_exits_2_as_a_process(tmp_path: Path) -> None:
+    done = zigai("run", "hi", "--model", "nope:x", cwd=tmp_path)
+    assert done.returncode == ExitCode.usage == 2
+    assert done.stderr.startswith("zigai: error: ") and "nope" in done.stderr
     assert done.stdout == ""
 
 
@@ -123,21 +144,30 @@ def test_run_limit_is_a_fault_exit_1(tmp_path: Path, tools_file: Path) -> None:
 
 
 def test_help_documents_every_exit_code(tmp_path: Path) -> None:
-    done = zigai("run", "--help", cwd=tmp_path)
-    assert done.returncode == 0
-    for code in ExitCode:
-        assert f"\n  {int(code)} " in done.stdout
+    code, out, err = run_main("run", "--help", cwd=tmp_path)
+    assert code == 0 and err == ""
+    for exit_code in ExitCode:
+        assert f"\n  {int(exit_code)} " in out
 
 
-def test_history_is_saved_and_continued_across_processes(tmp_path: Path, tools_file: Path) -> None:
+def test_interrupt_exits_130_as_a_process(tmp_path: Path) -> None:
+    tools = tmp_path / "interrupted.py"
+    tools.write_text("raise KeyboardInterrupt  # as if Ctrl-C arrived while the tools load\n")
+    done = zigai("run", "hi", "--model", "test", "--tools", str(tools), cwd=tmp_path)
+    assert done.returncode == ExitCode.interrupted == 130
+    assert done.stderr == "zigai: interrupted\n" and done.stdout == ""
+
+
+def test_history_is_saved_and_continued_across_runs(tmp_path: Path, tools_file: Path) -> None:
     history = tmp_path / "chat.json"
-    first = zigai("run", "weather?", "--model", "test", "--tools", str(tools_file),
-                  "--history", str(history), cwd=tmp_path)
-    assert first.returncode == 0
+    first, _, _ = run_main("run", "weather?", "--model", "test", "--tools", str(tools_file),
+                           "--history", str(history), cwd=tmp_path)
+    assert first == 0
     saved = json.loads(history.read_text())
     assert saved["version"] == 2 and len(saved["messages"]) == 4
-    second = zigai("run", "and now?", "--model", "test", "--history", str(history), cwd=tmp_path)
-    assert second.returncode == 0
+    second, _, _ = run_main("run", "and now?", "--model", "test", "--history", str(history),
+                            cwd=tmp_path)
+    assert second == 0
     again = json.loads(history.read_text())
     assert again["messages"][:4] == saved["messages"] and len(again["messages"]) == 6
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -146,14 +176,14 @@ def test_history_is_saved_and_continued_across_processes(tmp_path: Path, tools_f
 def test_invalid_history_file_is_operator_input(tmp_path: Path) -> None:
     history = tmp_path / "chat.json"
     history.write_text('{"version": 9, "messages": []}')
-    done = zigai("run", "hi", "--model", "test", "--history", str(history), cwd=tmp_path)
-    assert done.returncode == 2 and "history file" in done.stderr
+    code, _, err = run_main("run", "hi", "--model", "test", "--history", str(history), cwd=tmp_path)
+    assert code == 2 and "history file" in err
     assert history.read_text() == '{"version": 9, "messages": []}'
 
 
 def test_failed_rename_leaves_the_old_history_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     history = tmp_path / "chat.json"
-    zigai("run", "first", "--model", "test", "--history", str(history), cwd=tmp_path)
+    assert run_main("run", "first", "--model", "test", "--history", str(history), cwd=tmp_path)[0] == 0
     before = history.read_bytes()
 
     def crash(src: str, dst: str) -> None:
@@ -181,15 +211,74 @@ def test_stream_prints_text_and_progress_in_order(tmp_path: Path, tools_file: Pa
     assert done.stdout.endswith("\n")
 
 
+def test_stream_interleaves_progress_before_the_answer_text(tmp_path: Path, tools_file: Path) -> None:
+    shared = io.StringIO()  # one stream for stdout and stderr shows the real interleaving
+    code = _in_process(["run", "weather?", "--stream", "--model", "test", "--tools", str(tools_file)],
+                       tmp_path, {}, shared, shared)
+    assert code == 0
+    call, result, answer, end = shared.getvalue().split("\n")
+    assert call.startswith('[tool call] get_weather {"city":')
+    assert result.startswith('[tool result] get_weather: {"city":')
+    assert json.loads(answer)["get_weather"]["temperature_c"] == 21 and end == ""
+
+
+def test_stream_answer_equals_the_buffered_answer(tmp_path: Path, tools_file: Path) -> None:
+    args = ("run", "weather?", "--model", "test", "--tools", str(tools_file))
+    buffered = run_main(*args, cwd=tmp_path)
+    streamed = run_main(*args, "--stream", cwd=tmp_path)
+    assert buffered[0] == streamed[0] == 0 and buffered[2] == ""
+    assert streamed[1] == buffered[1]
+
+
+def test_stream_with_json_keeps_stdout_one_document(tmp_path: Path, tools_file: Path) -> None:
+    code, out, err = run_main("run", "weather?", "--stream", "--json", "--model", "test",
+                              "--tools", str(tools_file), cwd=tmp_path)
+    assert code == 0
+    document = json.loads(out)
+    assert json.loads(document["output"])["get_weather"]["temperature_c"] == 21
+    assert [line.split("]")[0] + "]" for line in err.splitlines()] == ["[tool call]", "[tool result]"]
+
+
+def test_streamed_run_pauses_for_approval_and_resumes_streamed(tmp_path: Path) -> None:
+    pause = tmp_path / "pause.json"
+    code, out, err = run_main("run", "Delete temp", "--stream", "--model", "test", "--tools",
+                              APPROVAL_TOOLS, "--pause-file", str(pause), cwd=tmp_path)
+    assert code == ExitCode.approval and out == ""
+    args = json.loads(pause.read_text())["calls"][0]["args"]
+    assert json.loads(args) == {"pattern": json.loads(args)["pattern"]}
+    assert err.splitlines() == [
+        f"[approval needed] test-call-0 delete_files {args}",  # from the deferred_request event
+        f"zigai: paused for approval; state saved to {pause}",
+        f"[pending] test-call-0 delete_files {args} (--approve ID or --deny ID)",
+        f"zigai: continue with: zigai resume {pause} --approve <id>",
+    ]  # and no [tool call]: nothing ran before the approval
+    code, out, err = run_main("resume", str(pause), "--stream", "--approve", "test-call-0",
+                              cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out) == {"delete_files": 3}
+    assert err.splitlines() == [f"[tool call] delete_files {args}", "[approved] delete_files: 3"]
+    assert not pause.exists()
+
+
+def test_streamed_resume_shows_a_denial(tmp_path: Path) -> None:
+    pause = _pause(tmp_path)
+    code, out, err = run_main("resume", str(pause), "--stream", "--deny", "test-call-0",
+                              "--reason", "not today", cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out) == {"delete_files": "not today"}
+    assert err == "[denied] delete_files: not today\n"
+
+
 def test_output_schema_gives_structured_json(tmp_path: Path) -> None:
     schema = tmp_path / "answer.json"
     schema.write_text(json.dumps({
         "type": "object", "properties": {"city": {"type": "string"}, "ok": {"type": "boolean"}},
         "required": ["city", "ok"], "additionalProperties": False,
     }))
-    done = zigai("run", "x", "--model", "test", "--output-schema", str(schema), "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    output = json.loads(done.stdout)["output"]
+    code, out, err = run_main("run", "x", "--model", "test", "--output-schema", str(schema), "--json",
+                              cwd=tmp_path)
+    assert code == 0, err
+    output = json.loads(out)["output"]
     assert set(output) == {"city", "ok"} and isinstance(output["ok"], bool)
 
 
@@ -197,16 +286,17 @@ def test_config_file_supplies_settings_and_names_only_env_vars(tmp_path: Path) -
     config = tmp_path / "zigai.json"
     config.write_text(json.dumps({"version": 1, "model": "openai:gpt-5-mini",
                                   "api_key_env": "MY_TEAM_KEY"}))
-    done = zigai("run", "hi", "--config", str(config), cwd=tmp_path, OPENAI_API_KEY="x")
-    assert done.returncode == 3 and "MY_TEAM_KEY" in done.stderr
+    code, _, err = run_main("run", "hi", "--config", str(config), cwd=tmp_path, OPENAI_API_KEY="x")
+    assert code == 3 and "MY_TEAM_KEY" in err
     config.write_text(json.dumps({"version": 1, "model": "test", "api_key": "sk-live"}))
-    done = zigai("run", "hi", "--config", str(config), cwd=tmp_path)
-    assert done.returncode == 2 and "never stored in configuration" in done.stderr
-    assert "sk-live" not in done.stderr
+    code, _, err = run_main("run", "hi", "--config", str(config), cwd=tmp_path)
+    assert code == 2 and "never stored in configuration" in err
+    assert "sk-live" not in err
     config.write_text(json.dumps({"version": 1, "api_key_env": "sk-abc123"}))
-    assert zigai("run", "hi", "--config", str(config), cwd=tmp_path).returncode == 2
-    via_env = zigai("run", "hi", cwd=tmp_path, ZIGAI_CONFIG=str(config))
-    assert via_env.returncode == 2
+    code, _, err = run_main("run", "hi", "--config", str(config), cwd=tmp_path)
+    assert code == 2 and "sk-abc123" not in err
+    via_env, _, _ = run_main("run", "hi", cwd=tmp_path, ZIGAI_CONFIG=str(config))
+    assert via_env == 2
 
 
 def test_config_file_bound_is_the_cli_manifest_profile(tmp_path: Path) -> None:
@@ -229,8 +319,8 @@ def test_config_file_bound_is_the_cli_manifest_profile(tmp_path: Path) -> None:
 
 
 def test_zigai_model_environment_variable_selects_the_model(tmp_path: Path) -> None:
-    done = zigai("run", "hi", cwd=tmp_path, ZIGAI_MODEL="groq:llama-3.3-70b-versatile")
-    assert done.returncode == 3 and "GROQ_API_KEY" in done.stderr
+    code, _, err = run_main("run", "hi", cwd=tmp_path, ZIGAI_MODEL="groq:llama-3.3-70b-versatile")
+    assert code == 3 and "GROQ_API_KEY" in err
 
 
 def test_tools_list_selects_exactly_the_declared_tools(tmp_path: Path) -> None:
@@ -251,11 +341,9 @@ def test_tools_list_selects_exactly_the_declared_tools(tmp_path: Path) -> None:
         load_tools(str(path))
 
 
-def test_python_dash_m_and_main_agree(tmp_path: Path) -> None:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["run", "hello", "--model", "test"], env={}, out=out, err=err) == 0
-    done = zigai("run", "hello", "--model", "test", cwd=tmp_path)
-    assert done.stdout == out.getvalue() == "success (no tool calls)\n"
+def test_plain_answer_is_printed_with_one_newline(tmp_path: Path) -> None:
+    assert run_main("run", "hello", "--model", "test", cwd=tmp_path) == (
+        0, "success (no tool calls)\n", "")
 
 
 def test_exit_code_mapping_table() -> None:
@@ -277,18 +365,23 @@ def test_exit_code_mapping_table() -> None:
 APPROVAL_TOOLS = str(ROOT / "docs" / "examples" / "approval_tools.py")
 
 
-def _pause(tmp_path: Path) -> Path:
+def _pause(tmp_path: Path, *, process: bool = False) -> Path:
     pause = tmp_path / "pause.json"
-    done = zigai("run", "Delete temp", "--model", "test", "--tools", APPROVAL_TOOLS,
-                 "--pause-file", str(pause), "--history", str(tmp_path / "h.json"), cwd=tmp_path)
-    assert done.returncode == ExitCode.approval == 5, done.stderr
-    assert "[pending] test-call-0 delete_files" in done.stderr
-    assert done.stdout == ""
+    args = ("run", "Delete temp", "--model", "test", "--tools", APPROVAL_TOOLS,
+            "--pause-file", str(pause), "--history", str(tmp_path / "h.json"))
+    if process:
+        done = zigai(*args, cwd=tmp_path)
+        code, out, err = done.returncode, done.stdout, done.stderr
+    else:
+        code, out, err = run_main(*args, cwd=tmp_path)
+    assert code == ExitCode.approval == 5, err
+    assert "[pending] test-call-0 delete_files" in err
+    assert out == ""
     return pause
 
 
 def test_pause_file_then_resume_in_a_new_process(tmp_path: Path) -> None:
-    pause = _pause(tmp_path)
+    pause = _pause(tmp_path, process=True)
     document = json.loads(pause.read_text())
     assert document["version"] == 1 and document["kind"] == "zigai.cli.pause"
     assert document["calls"] == [{"tool_call_id": "test-call-0", "tool_name": "delete_files",
@@ -305,10 +398,11 @@ def test_pause_file_then_resume_in_a_new_process(tmp_path: Path) -> None:
 
 def test_resume_with_denial_sends_the_reason(tmp_path: Path) -> None:
     pause = _pause(tmp_path)
-    done = zigai("resume", str(pause), "--deny", "test-call-0", "--reason", "not today",
-                 cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"delete_files": "not today"}
+    code, out, err = run_main("resume", str(pause), "--deny", "test-call-0", "--reason", "not today",
+                              cwd=tmp_path)
+    assert code == 0, err
+    assert json.loads(out) == {"delete_files": "not today"}
+    assert not pause.exists()
 
 
 @pytest.mark.parametrize("decision", [
@@ -338,6 +432,7 @@ def test_tampered_pause_files_are_operator_input(tmp_path: Path, damage: str) ->
         pause.write_text(json.dumps(document))
     else:
         pause.write_text(pause.read_text()[:200])
-    done = zigai("resume", str(pause), "--approve", "test-call-0", cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
-    assert "InvalidPauseFile" in done.stderr
+    code, _, err = run_main("resume", str(pause), "--approve", "test-call-0", cwd=tmp_path)
+    assert code == 2, err
+    assert "InvalidPauseFile" in err
+    assert pause.exists()

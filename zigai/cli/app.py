@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from zigai.cli.config import RunSettings, load_config
 from zigai.cli.errors import CliUsageError, ExitCode, exit_code_for
@@ -37,10 +37,20 @@ environment:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so every usage error maps to exit code 2."""
+    """argparse that raises instead of exiting (every usage error maps to exit code 2) and
+    writes ``--help`` / ``--version`` to the command's own stdout (``main(out=...)``)."""
+
+    def __init__(self, *args: Any, out: TextIO | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.out = out
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise CliUsageError(f"{self.prog}: {message}")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if self.out is not None and (file is None or file is sys.stdout):
+            file = self.out
+        super()._print_message(message, file)
 
 
 def _positive_int(text: str) -> int:
@@ -57,8 +67,10 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
+    """The ``zigai`` parser; help and version text go to ``out`` (default: ``sys.stdout``)."""
     parser = _Parser(
+        out=out,
         prog="zigai",
         description="Run zigai agents from the command line.",
         epilog=EXIT_CODES_HELP,
@@ -70,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = commands.add_parser(
-        "run", help="run an agent on a prompt", epilog=EXIT_CODES_HELP,
+        "run", out=out, help="run an agent on a prompt", epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("prompt", help="the user prompt")
@@ -90,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where a run paused for approval is saved (default: %(default)s)")
 
     resume = commands.add_parser(
-        "resume", help="continue a run paused for approval", epilog=EXIT_CODES_HELP,
+        "resume", out=out, help="continue a run paused for approval", epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     resume.add_argument("pause_file", metavar="FILE", help="the pause file 'zigai run' wrote")
@@ -105,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("--stream", action="store_true", help="as for 'run'")
     resume.add_argument("--json", action="store_true", help="as for 'run'")
 
-    commands.add_parser("demo", help="a streamed weather tool loop over real HTTP on 127.0.0.1")
+    commands.add_parser("demo", out=out, help="a streamed weather tool loop over real HTTP on 127.0.0.1")
     return parser
 
 
@@ -127,7 +139,7 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
 
 
 def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
-    parser = build_parser()
+    parser = build_parser(out)
     args = parser.parse_args(list(argv))
     if args.command == "run":
         from zigai.cli.run import Invocation, run_command
