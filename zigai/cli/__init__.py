@@ -10,8 +10,10 @@ through the ordinary :class:`zigai.agent.Agent`.  Modules, one job each:
 * :mod:`.files` — bounded reads, atomic replacement, canonical history files;
 * :mod:`.tools_file` — ``--tools FILE.py``;
 * :mod:`.run` / :mod:`.approvals` — ``run`` and the pause file / ``resume``;
-* :mod:`.progress` — ``--stream`` output (text on stdout, progress lines on stderr);
-* :mod:`.demo` / :mod:`.replay` — ``zigai demo`` and its strict loopback cassette server.
+* :mod:`.progress` — ``--stream`` output: the agent's own stream events rendered as text on
+  stdout and one-line progress events on stderr;
+* :mod:`.demo` / :mod:`.replay` — ``zigai demo`` and its strict loopback cassette server (the
+  cassette is package data: ``data/demo_weather_stream.yaml``).
 
 Invariant: importing ``zigai.cli`` imports no provider adapter and no third-party module.
 """
