@@ -13,6 +13,7 @@ Invariants:
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import fields, replace
@@ -51,6 +52,7 @@ from zigai.settings import THINKING_LEVELS, ModelSettings
 from zigai.usage import RequestUsage
 
 __all__ = [
+    "ScriptedModelBase",
     "MissingModelFunction",
     "InvalidFunctionResponse",
     "InvalidTestModelConfig",
@@ -96,6 +98,60 @@ MEDIA_ITEM_TOKENS = 64
 
 ARGS_CHUNK_CHARS = 16
 """Streamed tool-call argument text arrives in chunks of at most this many characters."""
+
+
+class ScriptedModelBase:
+    """Identity, profile and request observation shared by the test doubles.
+
+    Thread-safe: concurrent runs may share one double; ``last_request`` and
+    ``request_count`` are updated under a lock by :meth:`_observe`.
+    """
+
+    def _init_identity(
+        self,
+        profile: ModelProfile | None,
+        model_name: str,
+        provider_name: str,
+        error: type[ModelError],
+    ) -> None:
+        for label, name in (("model_name", model_name), ("provider_name", provider_name)):
+            if not isinstance(name, str) or not name:
+                raise error(f"{label} must be a non-empty str")
+        if profile is not None and not isinstance(profile, ModelProfile):
+            raise error("profile must be a ModelProfile")
+        self._profile = profile if profile is not None else PERMISSIVE_PROFILE
+        self._model_name = model_name
+        self._provider_name = provider_name
+        self._lock = threading.Lock()
+        self._last_request: ModelRequest | None = None
+        self._request_count = 0
+
+    @property
+    def model_name(self) -> str:
+        return self._model_name
+
+    @property
+    def provider_name(self) -> str:
+        return self._provider_name
+
+    @property
+    def profile(self) -> ModelProfile:
+        return self._profile
+
+    @property
+    def last_request(self) -> ModelRequest | None:
+        """The most recent request given to ``request()`` or ``stream()``."""
+        return self._last_request
+
+    @property
+    def request_count(self) -> int:
+        """How many requests (buffered or streamed) this model has answered."""
+        return self._request_count
+
+    def _observe(self, request: ModelRequest) -> None:
+        with self._lock:
+            self._last_request = request
+            self._request_count += 1
 
 
 def estimate_tokens(text: str) -> int:

@@ -24,7 +24,6 @@ callables raises :class:`~zigai.testing.MissingModelFunction` for the other mode
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
@@ -54,9 +53,9 @@ from zigai.model import (
 )
 from zigai.settings import ModelSettings
 from zigai.testing._common import (
-    PERMISSIVE_PROFILE,
     InvalidFunctionResponse,
     MissingModelFunction,
+    ScriptedModelBase,
     ScriptedStream,
     check_time,
     estimate_usage,
@@ -161,7 +160,7 @@ ModelFunction: TypeAlias = Callable[[tuple[Message, ...], AgentInfo], ResponseMe
 StreamFunction: TypeAlias = Callable[[tuple[Message, ...], AgentInfo], Iterable[StreamItem]]
 
 
-class FunctionModel:
+class FunctionModel(ScriptedModelBase):
     """A :class:`~zigai.model.Model` driven by application callables (see module docs)."""
 
     def __init__(
@@ -178,39 +177,9 @@ class FunctionModel:
         for label, given in (("function", function), ("stream_function", stream_function)):
             if given is not None and not callable(given):
                 raise MissingModelFunction(f"{label} must be callable")
-        for label, name in (("model_name", model_name), ("provider_name", provider_name)):
-            if not isinstance(name, str) or not name:
-                raise InvalidFunctionResponse(f"{label} must be a non-empty str")
-        if profile is not None and not isinstance(profile, ModelProfile):
-            raise InvalidFunctionResponse("profile must be a ModelProfile")
+        self._init_identity(profile, model_name, provider_name, InvalidFunctionResponse)
         self._function = function
         self._stream_function = stream_function
-        self._profile = profile if profile is not None else PERMISSIVE_PROFILE
-        self._model_name = model_name
-        self._provider_name = provider_name
-        self._lock = threading.Lock()
-        self._last_request: ModelRequest | None = None
-        self._request_count = 0
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def provider_name(self) -> str:
-        return self._provider_name
-
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
-
-    @property
-    def last_request(self) -> ModelRequest | None:
-        return self._last_request
-
-    @property
-    def request_count(self) -> int:
-        return self._request_count
 
     def __repr__(self) -> str:
         return f"FunctionModel(model_name={self._model_name!r})"
@@ -218,9 +187,7 @@ class FunctionModel:
     def _begin(self, request: ModelRequest) -> AgentInfo:
         check_time(request)
         check_request_supported(request, self._profile)
-        with self._lock:
-            self._last_request = request
-            self._request_count += 1
+        self._observe(request)
         return AgentInfo(request, self._model_name, self._provider_name, self._profile)
 
     def request(self, request: ModelRequest) -> ResponseMessage:

@@ -27,7 +27,6 @@ Tool call ids are ``test-call-<n>`` with ``n`` counting the calls already in his
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -53,8 +52,8 @@ from zigai.model import (
     check_request_supported,
 )
 from zigai.testing._common import (
-    PERMISSIVE_PROFILE,
     InvalidTestModelConfig,
+    ScriptedModelBase,
     ScriptedStream,
     check_time,
     estimate_usage,
@@ -84,7 +83,7 @@ def _current_turn(messages: Sequence[Message]) -> Sequence[Message]:
     return messages[start:]
 
 
-class TestModel:
+class TestModel(ScriptedModelBase):
     """A scripted, deterministic :class:`~zigai.model.Model` for application tests."""
 
     __test__ = False  # not a pytest test class despite its name
@@ -115,49 +114,15 @@ class TestModel:
                 raise InvalidTestModelConfig(f"custom_output_args is not JSON: {exc}") from None
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise InvalidTestModelConfig("seed must be an int")
-        for label, name in (("model_name", model_name), ("provider_name", provider_name)):
-            if not isinstance(name, str) or not name:
-                raise InvalidTestModelConfig(f"{label} must be a non-empty str")
-        if profile is not None and not isinstance(profile, ModelProfile):
-            raise InvalidTestModelConfig("profile must be a ModelProfile")
+        self._init_identity(profile, model_name, provider_name, InvalidTestModelConfig)
         self._call_tools: Literal["all"] | tuple[str, ...] = call_tools
         self._custom_text = custom_output_text
         self._custom_args = custom_output_args
         self._seed = seed
-        self._profile = profile if profile is not None else PERMISSIVE_PROFILE
-        self._model_name = model_name
-        self._provider_name = provider_name
-        self._lock = threading.Lock()
-        self._last_request: ModelRequest | None = None
-        self._request_count = 0
-
-    # -- identity and observation
-
-    @property
-    def model_name(self) -> str:
-        return self._model_name
-
-    @property
-    def provider_name(self) -> str:
-        return self._provider_name
-
-    @property
-    def profile(self) -> ModelProfile:
-        return self._profile
 
     @property
     def seed(self) -> int:
         return self._seed
-
-    @property
-    def last_request(self) -> ModelRequest | None:
-        """The most recent request given to ``request()`` or ``stream()``."""
-        return self._last_request
-
-    @property
-    def request_count(self) -> int:
-        """How many requests (buffered or streamed) this model has answered."""
-        return self._request_count
 
     def __repr__(self) -> str:
         return f"TestModel(model_name={self._model_name!r}, seed={self._seed})"
@@ -184,9 +149,7 @@ class TestModel:
     def _respond(self, request: ModelRequest) -> ResponseMessage:
         check_time(request)
         check_request_supported(request, self._profile)
-        with self._lock:
-            self._last_request = request
-            self._request_count += 1
+        self._observe(request)
         parts = self._plan(request)
         finish = finish_reason_for(parts)
         return ResponseMessage(
