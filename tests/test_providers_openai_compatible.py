@@ -538,3 +538,14 @@ def test_corpus_error_sequence_maps_statuses_and_decode_failures(conformance_roo
     assert bad.value.code == "bad_request_code"
     transport.assert_all_consumed()
 
+
+
+def test_provider_level_idempotency_header_reaches_the_profile_and_the_wire() -> None:
+    transport = MockTransport(lambda request: _reply())
+    provider = oc.Provider("k", transport, base_url=ROOT, idempotency_header="X-Gateway-Key")
+    client = oc.Client("compat-test", provider)
+    assert client.profile.idempotency_header == "X-Gateway-Key"  # so the agent mints keys
+    client.request(_request(idempotency_key="k-2"))
+    assert dict(transport.requests[0].headers)["X-Gateway-Key"] == "k-2"
+    own = oc.Client("compat-test", provider, idempotency_header="Idempotency-Key")
+    assert own.profile.idempotency_header == "Idempotency-Key"

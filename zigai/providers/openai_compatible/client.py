@@ -95,6 +95,7 @@ class Provider:
         self.profile_lookup = profile_lookup
         self.profile_override = profile_override
         self.builtin_lookup = defaults.builtin_lookup
+        self.idempotency_header = idempotency_header
         self._configured = Configured(
             name if name is not None else defaults.name,
             root,
@@ -198,6 +199,10 @@ class Client(AdapterClient):
             else:
                 found = provider.profile_for(model_name)
                 profile = found if found is not None else fallback
+        # The client's header wins; otherwise a gateway header configured on the provider
+        # applies, so the agent generates keys for it (it only does when the profile names one).
+        if idempotency_header is None:
+            idempotency_header = getattr(provider, "idempotency_header", None)
         if idempotency_header is not None:
             profile = profile.with_changes(idempotency_header=idempotency_header)
         self._profile = profile
