@@ -42,6 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from zigai._owner import Owner
 from zigai.agent.errors import ResultClosed
 from zigai.errors import AgentError, JsonError
 from zigai.messages import Message, RequestMessage, ResponseMessage, ToolCallPart
@@ -201,19 +202,20 @@ class ResumeDecision:
         return self.reason or _DENIED_TEXT
 
 
-class OwnedResumeDecisions:
+class OwnedResumeDecisions(Owner):
     """Parsed resume decisions; owns them until ``close()``."""
 
-    __slots__ = ("_decisions", "_closed")
+    __slots__ = ("_decisions",)
+
+    _closed_error = ResultClosed
 
     def __init__(self, decisions: tuple[ResumeDecision, ...]) -> None:
         self._decisions = decisions
-        self._closed = False
+        super().__init__()
 
     @property
     def decisions(self) -> tuple[ResumeDecision, ...]:
-        if self._closed:
-            raise ResultClosed("OwnedResumeDecisions was used after close()")
+        self._check()
         return self._decisions
 
     def __iter__(self) -> Any:
@@ -222,23 +224,20 @@ class OwnedResumeDecisions:
     def __len__(self) -> int:
         return len(self.decisions)
 
-    def close(self) -> None:
-        self._closed = True
+    def _release(self) -> None:
         self._decisions = ()
 
-    deinit = close
-
     def __enter__(self) -> OwnedResumeDecisions:
+        # Unlike other owners, entering closed decisions has never raised (use does).
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
-
-class PausedRun:
+class PausedRun(Owner):
     """An owned pause: the calls awaiting decisions and the versioned ``state_json``."""
 
-    __slots__ = ("_calls", "_state_json", "_usage", "_messages", "_closed")
+    __slots__ = ("_calls", "_state_json", "_usage", "_messages")
+
+    _closed_error = ResultClosed
 
     def __init__(
         self, calls: tuple[DeferredCall, ...], state_json: str, usage: RunUsage,
@@ -248,11 +247,7 @@ class PausedRun:
         self._state_json = state_json
         self._usage = usage
         self._messages = messages
-        self._closed = False
-
-    def _check(self) -> None:
-        if self._closed:
-            raise ResultClosed("PausedRun was used after close()")
+        super().__init__()
 
     @property
     def calls(self) -> tuple[DeferredCall, ...]:
@@ -277,23 +272,9 @@ class PausedRun:
         self._check()
         return self._messages
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def close(self) -> None:
-        self._closed = True
+    def _release(self) -> None:
         self._state_json = ""
         self._messages = ()
-
-    deinit = close
-
-    def __enter__(self) -> PausedRun:
-        self._check()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         if self._closed:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
+from zigai._owner import Owner
 from zigai.agent.errors import ResultClosed
 from zigai.messages import FinishReason, Message, ResponseMessage
 from zigai.usage import RunUsage
@@ -24,10 +25,12 @@ __all__ = ["Result", "TypedResult"]
 T = TypeVar("T")
 
 
-class Result:
+class Result(Owner):
     """The owned outcome of ``Agent.run``."""
 
-    __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage", "_closed")
+    __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage")
+
+    _closed_error = ResultClosed
 
     def __init__(
         self,
@@ -42,11 +45,7 @@ class Result:
         self._messages = messages
         self._new_start = new_start
         self._usage = usage
-        self._closed = False
-
-    def _check(self) -> None:
-        if self._closed:
-            raise ResultClosed(f"{type(self).__name__} was used after close()")
+        super().__init__()
 
     @property
     def output(self) -> Any:
@@ -93,24 +92,9 @@ class Result:
         """The normalized finish reason of the final model response."""
         return self.response.finish_reason
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def close(self) -> None:
-        """Release the owned graph; later access raises ResultClosed."""
-        self._closed = True
+    def _release(self) -> None:
         self._output = None
         self._messages = ()
-
-    deinit = close
-
-    def __enter__(self) -> Result:
-        self._check()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         if self._closed:
@@ -150,12 +134,6 @@ class TypedResult(Result, Generic[T]):
         self._check()
         return self._json
 
-    def close(self) -> None:
-        super().close()
+    def _release(self) -> None:
+        super()._release()
         self._json = None
-
-    deinit = close
-
-    def __enter__(self) -> TypedResult[T]:
-        self._check()
-        return self

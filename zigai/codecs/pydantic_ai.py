@@ -36,10 +36,10 @@ Invariants:
 from __future__ import annotations
 
 import json
-from types import TracebackType
 from typing import Any
 
 from zigai import json as zjson
+from zigai._owner import Owner
 from zigai.codecs._pydantic_ai_schema import SchemaViolation, check_messages
 from zigai.errors import CodecError, JsonError
 
@@ -77,54 +77,36 @@ def _invalid(path: str, reason: str) -> InvalidPydanticAiMessages:
     return InvalidPydanticAiMessages(f"{path}: {reason}", path=path, reason=reason)
 
 
-class Owned:
+class Owned(Owner):
     """Owns one validated PydanticAI message graph until :meth:`close` (alias :meth:`deinit`).
 
     ``value`` is the decoded JSON exactly as read (a ``list`` of ``dict`` messages).
     It belongs to this owner: do not mutate it; copy what must outlive ``close()``.
     """
 
-    __slots__ = ("_value", "_closed")
+    __slots__ = ("_value",)
 
     def __init__(self, value: list[Any]) -> None:
-        self._value: list[Any] | None = value
-        self._closed = False
+        self._value: list[Any] = value
+        super().__init__()
+
+    def _use_after_close(self) -> Exception:
+        return ValueError("codecs.pydantic_ai.Owned used after close()")
+
+    def _release(self) -> None:
+        self._value = []
 
     @property
     def value(self) -> list[Any]:
         """The owned message list; raises :class:`ValueError` after close."""
-        if self._value is None:
-            raise ValueError("codecs.pydantic_ai.Owned used after close()")
+        self._check()
         return self._value
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def __len__(self) -> int:
         return len(self.value)
 
-    def close(self) -> None:
-        """Release the graph. Idempotent."""
-        self._value = None
-        self._closed = True
-
-    deinit = close
-
-    def __enter__(self) -> Owned:
-        self.value  # noqa: B018 -- entering a closed owner is a use after close
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        if self._value is None:
+        if self._closed:
             return "<codecs.pydantic_ai.Owned closed>"
         return f"<codecs.pydantic_ai.Owned messages={len(self._value)}>"
 

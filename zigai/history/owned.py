@@ -20,9 +20,9 @@ closed, every access raises :class:`HistoryClosed`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from types import TracebackType
 from typing import Any, overload
 
+from zigai._owner import Owner
 from zigai.errors import MessageError
 from zigai.history.decode import decode_message
 from zigai.history.errors import (
@@ -39,49 +39,33 @@ __all__ = ["Owned", "parse"]
 _TOP_LEVEL_KEYS = {"version", "messages"}
 
 
-class Owned:
+class Owned(Owner):
     """Owns parsed history messages until :meth:`close` (alias :meth:`deinit`)."""
 
     __slots__ = ("_messages", "_version")
 
     def __init__(self, messages: tuple[Message, ...], *, source_version: int = 2) -> None:
-        self._messages: tuple[Message, ...] | None = tuple(messages)
+        self._messages: tuple[Message, ...] = tuple(messages)
         self._version = source_version
+        super().__init__()
+
+    def _use_after_close(self) -> Exception:
+        return HistoryClosed("history.Owned was used after close()")
+
+    def _release(self) -> None:
+        self._messages = ()
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """The parsed (and, for version 1, migrated) messages."""
-        if self._messages is None:
-            raise HistoryClosed("history.Owned was used after close()")
+        self._check()
         return self._messages
 
     @property
     def source_version(self) -> int:
         """The version of the document this history was parsed from (1 or 2)."""
-        self.messages  # noqa: B018 - raises when closed
+        self._check()
         return self._version
-
-    @property
-    def closed(self) -> bool:
-        return self._messages is None
-
-    def close(self) -> None:
-        """Release the messages; idempotent."""
-        self._messages = None
-
-    deinit = close
-
-    def __enter__(self) -> Owned:
-        self.messages  # noqa: B018 - entering a closed owner is an error too
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -99,7 +83,7 @@ class Owned:
         return self.messages[index]
 
     def __repr__(self) -> str:
-        if self._messages is None:
+        if self._closed:
             return "history.Owned(<closed>)"
         return f"history.Owned({len(self._messages)} messages, v{self._version})"
 
