@@ -79,9 +79,9 @@ The tree (bases here, named leaves in their modules)::
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
     │                                                 InvalidAgentConfiguration, ForeignUploadedFile
-    │                             zigai.agent.deferred InvalidPausedState (PausedStateTooLarge,
-    │                                                 UnsupportedPausedStateVersion),
-    │                                                 InvalidResumeDecisions (ResumeDecisionsTooLarge,
+    │                             zigai.agent.paused_state InvalidPausedState (PausedStateTooLarge,
+    │                                                 UnsupportedPausedStateVersion)
+    │                             zigai.agent.deferred InvalidResumeDecisions (ResumeDecisionsTooLarge,
     │                                                 UnsupportedResumeDecisionsVersion,
     │                                                 ResumeDecisionMismatch)
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages

@@ -1,52 +1,45 @@
-"""Deferred tool execution: the paused state document, resume decisions and run outcomes.
+"""Deferred tool execution: resume decisions and run outcomes.
 
 ``Agent.run_until_pause`` returns a :class:`RunOutcome` — ``complete`` (an owned
 ``Result``) or ``paused`` (a :class:`PausedRun`) — *before* any call of the pausing model
-response executes.  The pause owns a versioned JSON document (``state_json``)::
-
-    {"version": 1, "kind": "zigai.paused_run", "digest": "sha256:<hex>", "state": {
-        "history": [<history v2 message>, ...],  "new_start": N,
-        "instructions": [...],  "usage": {...},  "output_retries": N,
-        "tool_retries": {"tool": N},  "pending_calls": [<DeferredCall>, ...],
-        "pending_messages": [<history v2 request message>, ...]}}
-
-* ``history`` is the canonical history up to and including the pausing response (the
-  ``zigai.history`` version-2 message encoding); ``instructions`` are the resolved
-  instructions, reused verbatim on resume so their meaning cannot change mid-run;
-* ``pending_calls`` list each deferred call with its resolved arguments, its execution
-  (``requires_approval`` / ``external``) and its approval source (``static`` from
-  ``Tool.execution``, ``dynamic`` from ``Agent.tool_approval``) — persisted so a later
-  tool-policy module keeps the decision across the pause;
-* ``pending_messages`` are PendingMessageQueue batches accepted before the pause.
-
-The digest is SHA-256 over the canonical ``state`` text.  It detects truncation and
-accidental edits; it is *not* authentication — applications must integrity-protect
-(sign or encrypt) state that crosses an untrusted boundary.
-
-Parsing is all-or-nothing: the whole document is bounded by the paused-state JSON
-profile, decoded and cross-checked (every pending call is a call of the last response)
-into new values before anything is returned, so a failure leaves nothing half-applied.
+response executes.  The pause owns a versioned JSON document (``state_json``), described,
+encoded and decoded in :mod:`zigai.agent.paused_state`; this module re-exports those
+names, so ``zigai.agent.deferred`` stays the one import for pause/resume.
 
 Resume decisions have their own versioned wrapper (``{"version": 1, "decisions": [...]}``,
 bounded by the resume-decisions profile): exactly one decision per pending call —
 ``approve`` (run an approval-gated tool), ``deny`` with a reason (an error result for the
 model) or ``result`` with external content (appended without invoking application code).
+:func:`match_decisions` enforces "exactly one fitting decision per deferred call".
 """
 
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from zigai._owner import Owner
 from zigai.agent.errors import ResultClosed
+from zigai.agent.paused_state import (
+    PAUSED_STATE_VERSION,
+    ApprovalSource,
+    DeferredCall,
+    InvalidPausedState,
+    PausedState,
+    PausedStateTooLarge,
+    UnsupportedPausedStateVersion,
+    _canonical,
+    decode_paused_state,
+    encode_paused_state,
+)
+from zigai.agent.paused_state import deferred_args as deferred_args
+from zigai.agent.paused_state import new_start_invalid as new_start_invalid
 from zigai.errors import AgentError, JsonError
-from zigai.messages import Message, RequestMessage, ResponseMessage, ToolCallPart
-from zigai.usage import RunUsage, UsageDetails
+from zigai.messages import Message
+from zigai.usage import RunUsage
 
 __all__ = [
     "PAUSED_STATE_VERSION",
@@ -73,28 +66,10 @@ __all__ = [
     "ResumeDecisionMismatch",
 ]
 
-PAUSED_STATE_VERSION = 1
 RESUME_DECISIONS_VERSION = 1
-_STATE_KIND = "zigai.paused_run"
 
 
 # -- errors ------------------------------------------------------------------------------------
-
-
-class InvalidPausedState(AgentError):
-    """A paused-state document is malformed, truncated, tampered or inconsistent."""
-
-
-class PausedStateTooLarge(InvalidPausedState):
-    """A paused-state document exceeds the paused-state JSON limits."""
-
-
-class UnsupportedPausedStateVersion(InvalidPausedState):
-    """A paused-state document has a version this release does not read."""
-
-    def __init__(self, message: str, *, version: object = None) -> None:
-        super().__init__(message)
-        self.version = version
 
 
 class InvalidResumeDecisions(AgentError):
@@ -130,28 +105,6 @@ class ResumeAction(enum.Enum):
     approve = "approve"
     deny = "deny"
     result = "result"
-
-
-class ApprovalSource(enum.Enum):
-    """Why a call waits: the tool's own execution, or the agent's dynamic approval hook."""
-
-    static = "static"
-    dynamic = "dynamic"
-
-
-@dataclass(frozen=True, slots=True)
-class DeferredCall:
-    """One call awaiting a decision: identity, resolved arguments and why it waits."""
-
-    tool_call_id: str
-    tool_name: str
-    args: str
-    execution: Literal["requires_approval", "external"]
-    approval: ApprovalSource = ApprovalSource.static
-
-    def args_as_dict(self) -> dict[str, Any]:
-        value = json.loads(self.args) if self.args.strip() else {}
-        return value if isinstance(value, dict) else {}
 
 
 _DENIED_TEXT = "The tool call was denied."
@@ -327,237 +280,6 @@ class RunOutcome:
 
     def __repr__(self) -> str:
         return f"RunOutcome({self.kind})"
-
-
-@dataclass(frozen=True, slots=True)
-class PausedState:
-    """The decoded provider-neutral state a resume rebuilds its run from."""
-
-    messages: tuple[Message, ...]
-    new_start: int
-    instructions: tuple[str, ...]
-    usage: RunUsage
-    output_retries: int
-    tool_retries: Mapping[str, int]
-    calls: tuple[DeferredCall, ...]
-    pending_messages: tuple[RequestMessage, ...] = ()
-
-
-# -- paused state JSON -------------------------------------------------------------------------
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _usage_json(usage: RunUsage) -> dict[str, Any]:
-    fields = {
-        name: getattr(usage, name)
-        for name in (
-            "requests", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
-            "cache_read_tokens", "input_audio_tokens", "output_audio_tokens", "reasoning_tokens",
-        )
-    }
-    fields["details"] = dict(usage.details)
-    return fields
-
-
-def encode_paused_state(state: PausedState) -> str:
-    """The versioned paused-state document of ``state`` (deterministic text)."""
-    from zigai import json as zjson
-    from zigai.history.encode import encode_message
-
-    body = {
-        "history": [encode_message(message) for message in state.messages],
-        "new_start": state.new_start,
-        "instructions": list(state.instructions),
-        "usage": _usage_json(state.usage),
-        "output_retries": state.output_retries,
-        "tool_retries": dict(state.tool_retries),
-        "pending_calls": [
-            {
-                "tool_call_id": call.tool_call_id, "tool_name": call.tool_name, "args": call.args,
-                "execution": call.execution, "approval": call.approval.value,
-            }
-            for call in state.calls
-        ],
-        "pending_messages": [encode_message(message) for message in state.pending_messages],
-    }
-    text = _canonical(body)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    document = (
-        f'{{"version":{PAUSED_STATE_VERSION},"kind":"{_STATE_KIND}",'
-        f'"digest":"sha256:{digest}","state":{text}}}'
-    )
-    try:
-        zjson.validate(document, zjson.defaults.paused_state)
-    except JsonError as exc:
-        raise PausedStateTooLarge(f"the paused state exceeds the paused-state JSON limits: {exc}") from exc
-    return document
-
-
-def _fail(message: str) -> InvalidPausedState:
-    return InvalidPausedState(f"invalid paused state: {message}")
-
-
-def _int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise _fail(f"{path} must be an int >= 0")
-    return value
-
-
-def _str(value: Any, path: str) -> str:
-    if not isinstance(value, str):
-        raise _fail(f"{path} must be a string")
-    return value
-
-
-def _obj(value: Any, path: str, keys: frozenset[str]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _fail(f"{path} must be an object")
-    missing = keys - value.keys()
-    extra = value.keys() - keys
-    if missing or extra:
-        raise _fail(f"{path}: missing {sorted(missing)}, unknown {sorted(extra)}")
-    return value
-
-
-def _list(value: Any, path: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise _fail(f"{path} must be an array")
-    return value
-
-
-_STATE_KEYS = frozenset({
-    "history", "new_start", "instructions", "usage", "output_retries", "tool_retries",
-    "pending_calls", "pending_messages",
-})
-_CALL_KEYS = frozenset({"tool_call_id", "tool_name", "args", "execution", "approval"})
-_USAGE_KEYS = frozenset({
-    "requests", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
-    "cache_read_tokens", "input_audio_tokens", "output_audio_tokens", "reasoning_tokens", "details",
-})
-
-
-def decode_paused_state(data: str | bytes) -> PausedState:
-    """Parse and cross-check a paused-state document; raise a named error, return nothing partial."""
-    from zigai import json as zjson
-    from zigai.errors import HistoryError, MessageError
-    from zigai.history.decode import decode_message
-    from zigai.json import JsonLimitExceeded
-
-    if not isinstance(data, (str, bytes)):
-        raise _fail(f"expected str or bytes, got {type(data).__name__}")
-    try:
-        document = zjson.parse(data, zjson.defaults.paused_state)
-    except JsonLimitExceeded as exc:
-        raise PausedStateTooLarge(f"the paused state exceeds the paused-state JSON limits: {exc}") from exc
-    except JsonError as exc:
-        raise _fail(f"not one JSON document ({exc})") from exc
-    if not isinstance(document, dict):
-        raise _fail("the document must be a JSON object")
-    version = document.get("version")
-    if version != PAUSED_STATE_VERSION or isinstance(version, bool):
-        raise UnsupportedPausedStateVersion(
-            f"paused state version {version!r} is not supported (expected {PAUSED_STATE_VERSION})",
-            version=version,
-        )
-    envelope = _obj(document, "document", frozenset({"version", "kind", "digest", "state"}))
-    if envelope["kind"] != _STATE_KIND:
-        raise _fail(f"kind must be {_STATE_KIND!r}")
-    body = _obj(envelope["state"], "state", _STATE_KEYS)
-    digest = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
-    if envelope["digest"] != digest:
-        raise _fail("the digest does not match the state (truncated or edited)")
-    try:
-        messages = tuple(
-            decode_message(item, f"state.history[{i}]")
-            for i, item in enumerate(_list(body["history"], "state.history"))
-        )
-        pending_messages = tuple(
-            decode_message(item, f"state.pending_messages[{i}]")
-            for i, item in enumerate(_list(body["pending_messages"], "state.pending_messages"))
-        )
-        raw_usage = _obj(body["usage"], "state.usage", _USAGE_KEYS)
-        details = raw_usage["details"]
-        if not isinstance(details, dict):
-            raise _fail("state.usage.details must be an object")
-        usage = RunUsage(
-            **{k: _int(v, f"state.usage.{k}") for k, v in raw_usage.items() if k != "details"},
-            details=UsageDetails({k: _int(v, f"state.usage.details.{k}") for k, v in details.items()}),
-        )
-    except (HistoryError, MessageError) as exc:
-        raise _fail(str(exc)) from exc
-    pending_requests: list[RequestMessage] = []
-    for message in pending_messages:
-        if not isinstance(message, RequestMessage):
-            raise _fail("state.pending_messages must hold request messages")
-        pending_requests.append(message)
-    instructions = tuple(
-        _str(item, "state.instructions[]") for item in _list(body["instructions"], "state.instructions")
-    )
-    retries = body["tool_retries"]
-    if not isinstance(retries, dict):
-        raise _fail("state.tool_retries must be an object")
-    tool_retries = {_str(k, "state.tool_retries key"): _int(v, f"state.tool_retries.{k}") for k, v in retries.items()}
-    calls = []
-    for i, raw in enumerate(_list(body["pending_calls"], "state.pending_calls")):
-        entry = _obj(raw, f"state.pending_calls[{i}]", _CALL_KEYS)
-        execution = entry["execution"]
-        if execution not in ("requires_approval", "external"):
-            raise _fail(f"state.pending_calls[{i}].execution {execution!r} is not deferred")
-        try:
-            approval = ApprovalSource(entry["approval"])
-        except ValueError:
-            raise _fail(f"state.pending_calls[{i}].approval is unknown") from None
-        calls.append(DeferredCall(
-            _str(entry["tool_call_id"], "tool_call_id"), _str(entry["tool_name"], "tool_name"),
-            _str(entry["args"], "args"), execution, approval,
-        ))
-    new_start = _int(body["new_start"], "state.new_start")
-    state = PausedState(
-        messages, min(new_start, len(messages)), instructions, usage,
-        _int(body["output_retries"], "state.output_retries"), tool_retries, tuple(calls),
-        tuple(pending_requests),
-    )
-    _cross_check(state)
-    return state
-
-
-def _cross_check(state: PausedState) -> None:
-    if new_start_invalid(state):
-        raise _fail("state.new_start is past the history")
-    if not state.messages or not isinstance(state.messages[-1], ResponseMessage):
-        raise _fail("the history must end with the pausing model response")
-    if not state.calls:
-        raise _fail("a paused state needs at least one pending call")
-    calls = {p.tool_call_id: p for p in state.messages[-1].parts if isinstance(p, ToolCallPart)}
-    seen: set[str] = set()
-    for call in state.calls:
-        part = calls.get(call.tool_call_id)
-        if part is None or part.tool_name != call.tool_name:
-            raise _fail(f"pending call {call.tool_call_id!r} is not a call of the last response")
-        if call.tool_call_id in seen:
-            raise _fail(f"pending call {call.tool_call_id!r} appears twice")
-        seen.add(call.tool_call_id)
-        if _args_text(part) != call.args:
-            raise _fail(f"pending call {call.tool_call_id!r} has arguments that differ from its call")
-
-
-def new_start_invalid(state: PausedState) -> bool:
-    return state.new_start > len(state.messages)
-
-
-def _args_text(part: ToolCallPart) -> str:
-    args = part.args
-    if isinstance(args, str):
-        return args
-    return _canonical(args)
-
-
-def deferred_args(part: ToolCallPart) -> str:
-    """The resolved-argument text persisted for a deferred call."""
-    return _args_text(part)
 
 
 # -- resume decisions --------------------------------------------------------------------------
