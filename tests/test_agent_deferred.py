@@ -405,3 +405,18 @@ def test_resumed_run_may_pause_again() -> None:
     with agent.resume_run(state, [ResumeDecision.approve("p2")]) as third:
         assert third.result.output == "end"
         assert third.result.usage.requests == 3
+
+
+def test_closed_resume_decisions_refuse_reentry_like_every_owner() -> None:
+    from zigai.agent import (
+        ResultClosed,
+        ResumeDecision,
+        parse_resume_decisions,
+        stringify_resume_decisions,
+    )
+
+    owned = parse_resume_decisions(stringify_resume_decisions([ResumeDecision.approve("call-1")]))
+    owned.close()
+    with pytest.raises(ResultClosed):
+        with owned:
+            pass

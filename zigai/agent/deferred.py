@@ -180,10 +180,6 @@ class OwnedResumeDecisions(Owner):
     def _release(self) -> None:
         self._decisions = ()
 
-    def __enter__(self) -> OwnedResumeDecisions:
-        # Unlike other owners, entering closed decisions has never raised (use does).
-        return self
-
 
 class PausedRun(Owner):
     """An owned pause: the calls awaiting decisions and the versioned ``state_json``."""
