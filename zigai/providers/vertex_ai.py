@@ -25,6 +25,7 @@ from typing import Any
 from zigai.errors import ProviderError
 from zigai.model import ModelProfile
 from zigai.provider import ProviderHttpRequest, ProviderHttpResponse, ProviderLineStream
+from zigai.providers._wire import LazyHttpTransport
 from zigai.providers.google import Client
 from zigai.providers.http import AuthStyle, Configured
 from zigai.security import UrlPolicy
@@ -85,9 +86,7 @@ class Provider:
         self.project = _check(project, _PROJECT, "project")
         self.location = _check(location, _LOCATION, "location")
         if transport is None:
-            from zigai.transport import HttpTransport
-
-            transport = HttpTransport(url_policy=url_policy)
+            transport = LazyHttpTransport(url_policy)  # built on first request
         self.name = PROVIDER_NAME
         self._http = Configured(
             PROVIDER_NAME, base_url, transport, credential=access_token, auth=AuthStyle.bearer(),

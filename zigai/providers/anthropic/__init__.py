@@ -25,7 +25,7 @@ from typing import Any
 from zigai.messages import ResponseMessage
 from zigai.model import ALL_CONTENT_KINDS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
-from zigai.providers._wire import AdapterClient, SseModelStream, http_request
+from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
 from zigai.providers.anthropic._decode import (
     FINISH_REASONS,
     StreamDecoder,
@@ -124,9 +124,7 @@ class Provider(Configured):
         request_timeout_ms: int | None = None,
     ) -> None:
         if transport is None:
-            from zigai.transport import HttpTransport
-
-            transport = HttpTransport(url_policy=url_policy)
+            transport = LazyHttpTransport(url_policy)  # built on first request
         super().__init__(
             PROVIDER_NAME,
             base_url,

@@ -26,7 +26,7 @@ from typing import Any
 from zigai.messages import ResponseMessage
 from zigai.model import COMMON_SETTINGS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
-from zigai.providers._wire import AdapterClient, SseModelStream, http_request
+from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
 from zigai.providers.google._decode import (
     PartBuilder,
     StreamDecoder,
@@ -124,9 +124,7 @@ class Provider(Configured):
         request_timeout_ms: int | None = None,
     ) -> None:
         if transport is None:
-            from zigai.transport import HttpTransport
-
-            transport = HttpTransport(url_policy=url_policy)
+            transport = LazyHttpTransport(url_policy)  # built on first request
         super().__init__(
             PROVIDER_NAME, base_url, transport, credential=api_key,
             auth=AuthStyle.header("x-goog-api-key"), headers=headers, url_policy=url_policy,
