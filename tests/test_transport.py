@@ -333,6 +333,38 @@ def test_stream_lines_exact_line_limit_passes_and_one_more_byte_fails(
     assert caught.value.limit == LINE_LIMIT
 
 
+def test_stream_chunks_exact_line_limit_passes_and_one_more_byte_fails(
+    server: _Server, transport: HttpTransport
+) -> None:
+    exact = b"e" * LINE_LIMIT
+    body = b"data: 1\n" + exact + b"\r\n" + exact + b"\n\nlast"
+    ok = serve(server, "/chunks", 200, body)
+    with transport.stream_lines(get(ok)) as stream:
+        assert b"".join(stream.chunks()) == body
+    over = serve(server, "/chunks-long", 200, b"ok\n" + b"e" * (LINE_LIMIT + 1) + b"\n")
+    delivered = bytearray()
+    with pytest.raises(StreamLineTooLarge) as caught:
+        with transport.stream_lines(get(over)) as stream:
+            for piece in stream.chunks():
+                delivered += piece
+    assert bytes(delivered) == b"ok\n"
+    assert caught.value.limit == LINE_LIMIT
+
+
+def test_gzip_bomb_through_stream_chunks_stops_at_the_line_limit(server: _Server) -> None:
+    server.routes["/bomb-chunks"] = lambda h: reply_streaming(
+        h, _gzip_bomb(1 << 30, server.stop), (("Content-Encoding", "gzip"),)
+    )
+    line_limit = 1 << 20
+    delivered = 0
+    with HttpTransport(url_policy=LOCAL, limits=Limits(max_stream_line_bytes=line_limit)) as t:
+        with pytest.raises(StreamLineTooLarge):
+            with t.stream_lines(get(server.url("/bomb-chunks"))) as stream:
+                for piece in stream.chunks():
+                    delivered += len(piece)
+    assert delivered <= line_limit + 1
+
+
 def test_gzip_stream_line_limit_counts_decompressed_bytes(
     server: _Server, transport: HttpTransport
 ) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from zigai.transport.base import (
     MAX_REQUEST_ID_BYTES,
     MIB,
+    ChunkedStreamResponse,
     Headers,
     InvalidTransportRequest,
     Limits,
@@ -41,7 +42,12 @@ from zigai.transport.base import (
     TransportResponse,
     TransportTimedOut,
 )
-from zigai.transport.decoding import LineSplitter, MemoryStreamResponse
+from zigai.transport.decoding import (
+    LineSplitter,
+    MemoryStreamResponse,
+    StreamLineGuard,
+    guarded_pieces,
+)
 from zigai.transport.http import HttpTransport
 from zigai.transport.retry_after import (
     REQUEST_ID_HEADERS,
@@ -55,6 +61,7 @@ __all__ = [
     "MAX_REQUEST_ID_BYTES",
     "MIB",
     "REQUEST_ID_HEADERS",
+    "ChunkedStreamResponse",
     "Headers",
     "HttpTransport",
     "InvalidTransportRequest",
@@ -66,6 +73,7 @@ __all__ = [
     "ResponseHeaderSink",
     "ResponseHeaderView",
     "ResponseTooLarge",
+    "StreamLineGuard",
     "StreamLineTooLarge",
     "StreamResponse",
     "Transport",
@@ -75,6 +83,7 @@ __all__ = [
     "TransportResponse",
     "TransportTimedOut",
     "extract_request_id",
+    "guarded_pieces",
     "parse_http_date",
     "parse_retry_after",
     "response_metadata",

@@ -35,6 +35,7 @@ from zigai.errors import TransportError
 __all__ = [
     "MAX_REQUEST_ID_BYTES",
     "MIB",
+    "ChunkedStreamResponse",
     "Headers",
     "InvalidTransportRequest",
     "Limits",
@@ -262,8 +263,8 @@ class TransportResponse:
 @runtime_checkable
 class StreamResponse(Protocol):
     """An open streamed response.  Consume it with exactly one of :meth:`lines` or
-    :meth:`read_body` inside the ``stream_lines`` context; leaving the context early releases
-    the connection."""
+    :meth:`read_body` (or ``chunks``, see :class:`ChunkedStreamResponse`) inside the
+    ``stream_lines`` context; leaving the context early releases the connection."""
 
     @property
     def status(self) -> int: ...
@@ -287,6 +288,25 @@ class StreamResponse(Protocol):
     def read_body(self) -> bytes:
         """The rest of the body, bounded by ``Limits.max_response_body_bytes`` (for decoding
         non-2xx error bodies)."""
+        ...
+
+
+@runtime_checkable
+class ChunkedStreamResponse(StreamResponse, Protocol):
+    """A stream response that can also hand over its decoded body in pieces.
+
+    Both built-in transports implement it; a custom transport may offer only :meth:`lines`,
+    and provider code then rebuilds the pieces from the lines.
+    """
+
+    def chunks(self) -> Iterator[bytes]:
+        """The decoded body as it arrives, in pieces split anywhere (terminators kept).
+
+        The line limit still holds: once a line grows past ``Limits.max_stream_line_bytes``
+        no further byte is delivered and :class:`StreamLineTooLarge` is raised, so that line
+        never reaches the consumer complete.  Pieces let a consumer such as the SSE decoder
+        work on many lines per call instead of one.
+        """
         ...
 
 

@@ -37,7 +37,9 @@ __all__ = [
     "BodyDecoder",
     "LineSplitter",
     "MemoryStreamResponse",
+    "StreamLineGuard",
     "accept_encoding",
+    "guarded_pieces",
     "read_bounded",
 ]
 
@@ -172,60 +174,132 @@ def read_bounded(raw_chunks: Iterable[bytes], decoder: BodyDecoder, limit: int) 
     return bytes(body)
 
 
+class StreamLineGuard:
+    """Enforce the stream line limit over decoded pieces without splitting them into lines.
+
+    It only remembers how long the line currently being received is (and whether its last
+    byte was ``\\r``), so checking a piece costs a ``find`` and an ``rfind`` unless the piece
+    itself is longer than the limit.  Lines are counted exactly as :class:`LineSplitter`
+    returns them: without the ``\\n`` or ``\\r\\n`` terminator.
+    """
+
+    __slots__ = ("_limit", "_run", "_cr", "failed")
+
+    def __init__(self, max_line_bytes: int) -> None:
+        self._limit = max_line_bytes
+        self._run = 0  # bytes of the unterminated line received so far
+        self._cr = False  # that line's last byte is "\r" (maybe half of a CRLF)
+        self.failed = False
+
+    def error(self) -> StreamLineTooLarge:
+        return StreamLineTooLarge(
+            f"stream line exceeds the {self._limit}-byte limit", limit=self._limit
+        )
+
+    def check(self, piece: bytes) -> bytes:
+        """The part of ``piece`` that precedes any line over the limit (all of it if none).
+
+        After a violation :attr:`failed` is set and the returned prefix ends at the start of
+        the offending line (or is empty when that line began in an earlier piece), so a
+        consumer sees exactly the complete lines before it and then raises :meth:`error`.
+        """
+        if self.failed:
+            return b""
+        limit = self._limit
+        first = piece.find(b"\n")
+        if first < 0:
+            if piece:
+                self._run += len(piece)
+                self._cr = piece[-1] == 13
+            if self._run > limit + self._cr:
+                self.failed = True
+                return b""
+            return piece
+        ends_cr = piece[first - 1] == 13 if first else self._cr
+        if self._run + first - ends_cr > limit:
+            self.failed = True
+            return b""
+        last = piece.rfind(b"\n")
+        if last - first - 1 > limit:  # a whole line between them could be too long
+            start = first + 1
+            for line in piece[start:last].split(b"\n"):
+                if len(line) - line.endswith(b"\r") > limit:
+                    self.failed = True
+                    return piece[:start]
+                start += len(line) + 1
+        self._run = len(piece) - last - 1
+        self._cr = self._run > 0 and piece[-1] == 13
+        if self._run > limit + self._cr:
+            self.failed = True
+            return piece[:last + 1]
+        return piece
+
+    def finish(self) -> None:
+        """End of stream: the final unterminated line (a trailing ``\\r`` included) must fit."""
+        if self.failed or self._run > self._limit:
+            self.failed = True
+            raise self.error()
+
+
+def guarded_pieces(pieces: Iterable[bytes], max_line_bytes: int) -> Iterator[bytes]:
+    """Decoded ``pieces`` passed through unchanged until a line breaks the limit.
+
+    The bytes before the offending line are yielded, then :class:`StreamLineTooLarge`
+    is raised; a final unterminated line is checked when ``pieces`` ends.
+    """
+    guard = StreamLineGuard(max_line_bytes)
+    for piece in pieces:
+        good = guard.check(piece)
+        if good:
+            yield good
+        if guard.failed:
+            raise guard.error()
+    guard.finish()
+
+
 class LineSplitter:
     """Split decoded bytes into lines, releasing each one as soon as it is complete."""
 
     def __init__(self, max_line_bytes: int) -> None:
-        self._limit = max_line_bytes
+        self._guard = StreamLineGuard(max_line_bytes)
         self._buffer = bytearray()
-        self._failed = False
-
-    def _too_large(self) -> StreamLineTooLarge:
-        return StreamLineTooLarge(
-            f"stream line exceeds the {self._limit}-byte limit", limit=self._limit
-        )
 
     def feed(self, data: bytes) -> list[bytes]:
         """The lines ``data`` completes (terminators removed), checked against the limit.
 
         Splitting happens in C over the completed region; only the unterminated tail is
-        kept, and it is bounded too, so a line that never ends cannot grow past the limit.
+        kept, and the guard bounds it too, so a line that never ends cannot grow past the
+        limit.  Lines before an oversized one are returned first; the error surfaces on the
+        next call, so a consumer sees exactly what preceded the violation.
         """
-        if self._failed:
-            raise self._too_large()
+        guard = self._guard
+        if guard.failed:
+            raise guard.error()
+        good = guard.check(data)
         buffer = self._buffer
-        buffer += data
-        cut = buffer.rfind(b"\n")
-        if cut == -1:
-            lines: list[bytes] = []
+        buffer += good
+        if guard.failed:
+            if not good:
+                raise guard.error()
+            # ``good`` ends at the start of the offending line: everything buffered is whole
+            cut = len(buffer) - 1
         else:
-            complete = bytes(buffer[:cut])
-            del buffer[:cut + 1]
-            lines = complete.split(b"\n")
-            if b"\r" in complete:
-                lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
-            if max(map(len, lines)) > self._limit:
-                # Deliver the good lines before the oversized one; the error surfaces on the
-                # next call, so a consumer sees exactly what preceded the violation.
-                good = next(i for i, line in enumerate(lines) if len(line) > self._limit)
-                self._failed = True
-                buffer.clear()
-                return lines[:good]
-        # a trailing "\r" may still become part of a "\r\n" terminator
-        allowance = 1 if buffer.endswith(b"\r") else 0
-        if len(buffer) > self._limit + allowance:
-            raise self._too_large()
+            cut = buffer.rfind(b"\n")
+        if cut == -1:
+            return []
+        complete = bytes(buffer[:cut])
+        del buffer[:cut + 1]
+        lines = complete.split(b"\n")
+        if b"\r" in complete:
+            lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
         return lines
 
     def finish(self) -> Iterator[bytes]:
         """The final unterminated line, if any."""
-        if self._failed:
-            raise self._too_large()
+        self._guard.finish()
         if self._buffer:
             line = bytes(self._buffer)
             self._buffer.clear()
-            if len(line) > self._limit:
-                raise self._too_large()
             yield line
 
 
@@ -255,6 +329,11 @@ class MemoryStreamResponse:
         for start in range(0, len(body), PIECE_BYTES):
             yield from splitter.feed(body[start:start + PIECE_BYTES])
         yield from splitter.finish()
+
+    def chunks(self) -> Iterator[bytes]:
+        body = self._take()
+        pieces = (body[start:start + PIECE_BYTES] for start in range(0, len(body), PIECE_BYTES))
+        yield from guarded_pieces(pieces, self._limits.max_stream_line_bytes)
 
     def read_body(self) -> bytes:
         body = self._take()

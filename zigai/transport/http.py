@@ -57,6 +57,7 @@ from zigai.transport.decoding import (
     BodyDecoder,
     LineSplitter,
     accept_encoding,
+    guarded_pieces,
     read_bounded,
 )
 from zigai.transport.retry_after import response_metadata
@@ -140,14 +141,22 @@ class _OpenResponse:
             self._raw_chunks(), self._decoder, self._limits.max_response_body_bytes
         )
 
+    def _decoded(self) -> Iterator[bytes]:
+        decoder = self._decoder
+        for chunk in self._raw_chunks():
+            yield from decoder.feed(chunk)
+        decoder.finish()
+
     def lines(self) -> Iterator[bytes]:
         self._take()
         splitter = LineSplitter(self._limits.max_stream_line_bytes)
-        for chunk in self._raw_chunks():
-            for piece in self._decoder.feed(chunk):
-                yield from splitter.feed(piece)
-        self._decoder.finish()
+        for piece in self._decoded():
+            yield from splitter.feed(piece)
         yield from splitter.finish()
+
+    def chunks(self) -> Iterator[bytes]:
+        self._take()
+        yield from guarded_pieces(self._decoded(), self._limits.max_stream_line_bytes)
 
     def release(self) -> None:
         self._view.close()
