@@ -7,6 +7,8 @@ import pickle
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -405,6 +407,41 @@ def test_stream_checks_the_run_control_between_lines() -> None:
                 seen.append(line)
                 token.cancel()
     assert seen == [b"a"]
+
+
+def test_stream_hands_over_decoded_pieces_and_checks_the_control_between_them() -> None:
+    body = b"event: a\ndata: 1\n\n" * 10_000  # 180 kB: several transport pieces
+    with provider(answer(200, body)).stream_lines(ProviderHttpRequest("r", json_body={})) as stream:
+        assert b"".join(stream.chunks()) == body
+    token = CancellationToken()
+    request = ProviderHttpRequest("r", json_body={}, control=RunControl(token=token))
+    seen = []
+    with pytest.raises(Cancelled):
+        with provider(answer(200, body)).stream_lines(request) as stream:
+            for piece in stream.chunks():
+                seen.append(piece)
+                token.cancel()
+    assert len(seen) == 1 and body.startswith(seen[0])
+
+
+class LinesOnlyTransport(FakeTransport):
+    """A custom transport whose stream responses offer only the required ``lines()``."""
+
+    @contextmanager
+    def stream_lines(self, request: TransportRequest) -> Iterator[Any]:
+        with super().stream_lines(request) as response:
+            yield SimpleNamespace(
+                status=response.status, headers=response.headers,
+                request_id=response.request_id, retry_after_s=response.retry_after_s,
+                date=response.date, lines=response.lines, read_body=response.read_body,
+            )
+
+
+def test_stream_pieces_are_rebuilt_from_lines_for_a_transport_without_chunks() -> None:
+    body = b"event: a\r\ndata: 1\r\n\r\ndata: 2"
+    transport = LinesOnlyTransport(lambda _: (200, [], body))
+    with provider(transport).stream_lines(ProviderHttpRequest("r", json_body={})) as stream:
+        assert b"".join(stream.chunks()) == b"event: a\ndata: 1\n\ndata: 2\n"
 
 
 # ----------------------------------------------------------------------------- errors

@@ -413,7 +413,7 @@ def _classify(body: bytes | None, filters: CassetteFilters) -> Body | None:
 @dataclass
 class _RecordingStream:
     inner: Any
-    chunks: list[bytes] = field(default_factory=list)
+    recorded: list[bytes] = field(default_factory=list)
     read_whole_body: bool = False
 
     @property
@@ -438,13 +438,18 @@ class _RecordingStream:
 
     def lines(self) -> Iterator[bytes]:
         for line in self.inner.lines():
-            self.chunks.append(line + b"\n")
+            self.recorded.append(line + b"\n")
             yield line
+
+    def chunks(self) -> Iterator[bytes]:
+        for piece in self.inner.chunks():
+            self.recorded.append(piece)
+            yield piece
 
     def read_body(self) -> bytes:
         body: bytes = self.inner.read_body()
         self.read_whole_body = True
-        self.chunks.append(body)
+        self.recorded.append(body)
         return body
 
 
@@ -497,7 +502,7 @@ class RecordingTransport:
         with self.inner.stream_lines(request) as inner:
             recorder = _RecordingStream(inner)
             yield recorder
-        data = b"".join(recorder.chunks)
+        data = b"".join(recorder.recorded)
         if recorder.read_whole_body:
             body = _classify(data, self.filters)
         else:  # SSE and other line streams stay text (a literal block in YAML)

@@ -152,14 +152,15 @@ def parse_provider_json(
 
 
 class ProviderLineStream:
-    """An open 2xx streamed response: status, redacted headers, request id and its lines.
+    """An open 2xx streamed response: status, redacted headers, request id and its body.
 
-    Iterate once; each item is one line without its terminator, bounded by the transport's
-    line limit.  Leaving the ``stream_lines`` context (or :meth:`close`) releases the
-    connection; lines cannot be read afterwards.
+    Read the body once, either as lines (iterate: each item is one line without its
+    terminator) or as decoded byte pieces split anywhere (:meth:`chunks`, terminators kept);
+    both are bounded by the transport's line limit.  Leaving the ``stream_lines`` context (or
+    :meth:`close`) releases the connection; nothing can be read afterwards.
     """
 
-    __slots__ = ("status", "headers", "request_id", "_lines", "_closed", "_on_close")
+    __slots__ = ("status", "headers", "request_id", "_lines", "_chunks", "_closed", "_on_close")
 
     def __init__(
         self,
@@ -168,23 +169,35 @@ class ProviderLineStream:
         request_id: str | None,
         lines: Iterator[bytes],
         on_close: Callable[[], None] | None = None,
+        *,
+        chunks: Iterator[bytes] | None = None,
     ) -> None:
         self.status = status
         self.headers = headers
         self.request_id = request_id
         self._lines = lines
+        self._chunks = chunks
         self._closed = False
         self._on_close = on_close
 
-    def __iter__(self) -> Iterator[bytes]:
+    def _read(self, source: Iterator[bytes]) -> Iterator[bytes]:
         while True:
             if self._closed:
                 raise ValueError("provider line stream used after close")
             try:
-                line = next(self._lines)
+                item = next(source)
             except StopIteration:
                 return
-            yield line
+            yield item
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._read(self._lines)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body as decoded pieces; rebuilt from the lines when the transport has none."""
+        if self._chunks is not None:
+            return self._read(self._chunks)
+        return self._read(line + b"\n" for line in self._lines)
 
     @property
     def closed(self) -> bool:

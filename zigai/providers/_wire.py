@@ -294,7 +294,7 @@ class DecodedLineStream(StreamedResponse):
             self.model_name = decoder.model_name
 
     def _events(self) -> Iterator[ModelStreamEvent]:
-        for event in iter_sse_events(self._lines):
+        for event in iter_sse_events(self._lines.chunks()):
             produced = self._decoder.feed(event)
             self._sync()
             yield from produced

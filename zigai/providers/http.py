@@ -480,14 +480,18 @@ class Configured:
                 )
             control = request.control
 
-            def checked_lines() -> Iterator[bytes]:
-                for line in response.lines():
+            def checked(read: Callable[[], Iterable[bytes]]) -> Iterator[bytes]:
+                # ``read`` is called on first use, so only the reading the adapter picks runs
+                for item in read():
                     if control is not None:
                         control.check()
-                    yield line
+                    yield item
 
+            pieces = getattr(response, "chunks", None)  # optional: see ChunkedStreamResponse
             stream = ProviderLineStream(
-                response.status, self._safe_headers(response.headers), request_id, checked_lines()
+                response.status, self._safe_headers(response.headers), request_id,
+                checked(response.lines),
+                chunks=checked(pieces) if pieces is not None else None,
             )
             try:
                 yield stream

@@ -1,16 +1,19 @@
 """Server-sent events framing shared by every streaming provider adapter.
 
-The decoder accepts either whole lines (what ``Transport.stream_lines``
-yields, newline already removed) or raw byte chunks split anywhere (it keeps
-the unfinished tail).  It implements the WHATWG event-stream rules adapters
-need: ``event:`` and ``data:`` fields (several ``data:`` lines join with
-``\\n``), one optional space after the colon, comment lines starting with
+The decoder takes raw byte chunks split anywhere (what
+``ChunkedStreamResponse.chunks`` yields) and keeps only what it cannot parse yet;
+single lines can also be fed.  It implements the WHATWG event-stream rules
+adapters need: ``event:`` and ``data:`` fields (several ``data:`` lines join
+with ``\\n``), one optional space after the colon, comment lines starting with
 ``:``, dispatch on a blank line, CR / LF / CRLF line ends.  ``id`` and
-``retry`` are accepted and ignored (adapters never resume streams).
+``retry`` are accepted and ignored (adapters never resume streams).  An event
+left unterminated at the end of the stream is still dispatched.
 
 Invariants: one event's data never exceeds ``max_event_bytes`` (the next byte
-raises ``SseEventTooLarge``); an unterminated tail line is bounded the same
-way; splitting the same bytes at any boundary yields the same events.
+raises ``SseEventTooLarge``); an unterminated line is bounded by the same
+number plus 64 bytes; the decoder holds at most 64 KiB of an unfinished
+event's whole lines (beyond that they are parsed into the event as they
+arrive); splitting the same bytes at any boundary yields the same events.
 """
 
 from __future__ import annotations
@@ -37,25 +40,51 @@ class SseEvent(NamedTuple):
     data: str
 
 
-# The common event shape (optional ``event:`` line, one ``data:`` line, blank line),
-# matched in C; anything else goes through the general line path.
-_SIMPLE_EVENT = re.compile(rb"(?:event: ?([^\n:]*+)\n)?data: ?([^\n]*+)\n\n")
+# Either one event of the common shape (an optional ``event: `` line, one ``data: `` line, a
+# blank line) or any other whole block up to and including its blank line.  Both start at a
+# line start and end after a blank line, so matches tile a region that ends in "\n\n".
+# Fields written without the space after the colon are valid too; they take the block path.
+# The possessive quantifiers only spare the engine retries that could never match.
+_EVENT_OR_BLOCK = re.compile(r"(?:event: (.*+)\n)?+data: (.*+)\n\n|((?:.+\n)*+\n)")
+
+# Bytes kept unparsed while an event is incomplete; past this its lines are parsed early, so
+# the buffer holds at most one partial line however long the event grows.
+_HOLD_BYTES = 64 * 1024
 
 
 class SseDecoder:
-    """Incremental event-stream decoder; feed lines or chunks, collect events."""
+    """Incremental event-stream decoder; feed byte chunks (or lines), collect events.
 
-    __slots__ = ("_max", "_event", "_data", "_size", "_tail", "_pending_cr")
+    :meth:`feed` is the hot path: it parses every complete event of a chunk with one regular
+    expression scan over the decoded text instead of one Python step per line.  Regions that
+    are not valid UTF-8, or that are longer than the event bound, take the exact per-line path
+    (:meth:`feed_line`), which is also where the size bound is counted.
+    """
+
+    __slots__ = (
+        "_max", "_hold_limit", "_event", "_data", "_size", "_held", "_held_bytes", "_partial",
+        "_pending_cr",
+    )
 
     def __init__(self, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES) -> None:
         if max_event_bytes <= 0:
             raise ValueError("max_event_bytes must be positive")
         self._max = max_event_bytes
+        self._hold_limit = min(_HOLD_BYTES, max_event_bytes)
         self._event = ""
         self._data: list[bytes] = []
         self._size = 0
-        self._tail = b""
+        # Unparsed input: whole lines of an event not yet ended (at most ``_hold`` bytes),
+        # then the partial line after them (``_partial`` bytes), as the pieces that arrived.
+        self._held: list[bytes] = []
+        self._held_bytes = 0
+        self._partial = 0
         self._pending_cr = False
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Input bytes held unparsed (lines of an unfinished event and a partial line)."""
+        return self._held_bytes
 
     def feed_line(self, line: bytes) -> SseEvent | None:
         """Process one complete line (without its terminator); return a dispatched event."""
@@ -100,106 +129,129 @@ class SseDecoder:
         self._size = 0
         return event
 
-    def feed(self, chunk: bytes) -> list[SseEvent]:
-        """Process a raw chunk split at any byte; return the events it completed."""
-        buffer = self._tail + chunk if self._tail else chunk
-        if self._pending_cr:
-            self._pending_cr = False
-            if buffer[:1] == b"\n":
-                buffer = buffer[1:]  # the LF of a CRLF split across chunks
-        if b"\r" in buffer:
-            if buffer.endswith(b"\r"):
-                # A final CR ends a line now, but may be the first half of a CRLF.
-                self._pending_cr = True
-            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        cut = buffer.rfind(b"\n")
-        if cut < 0:
-            if len(buffer) > self._max + 64:
-                raise SseEventTooLarge(f"server-sent event line exceeds {self._max} bytes")
-            self._tail = buffer
-            return []
-        self._tail = buffer[cut + 1:]
-        if len(self._tail) > self._max + 64:
-            raise SseEventTooLarge(f"server-sent event line exceeds {self._max} bytes")
-        events: list[SseEvent] = []
-        limit = self._max
-        pos = 0
-        stop = cut + 1
-        if not self._data and not self._event:
-            # Fast path: consecutive simple events from the start of a clean buffer.  At the
-            # first gap (comment, multi-line data, other fields) the general path takes over,
-            # so a later match can never be mistaken for the tail of an unfinished event.
-            for found in _SIMPLE_EVENT.finditer(buffer, 0, stop):
-                if found.start() != pos:
-                    break
-                name, data = found.groups()
-                if len(data) > limit:
-                    raise SseEventTooLarge(f"server-sent event exceeds {limit} bytes")
-                events.append(SseEvent(name.decode("utf-8", "replace") if name else "message",
-                                       data.decode("utf-8", "replace")))
-                pos = found.end()
+    def _feed_lines(self, text: bytes, events: list[SseEvent]) -> None:
+        """The exact path: every ``\n``-terminated line of ``text`` through :meth:`feed_line`."""
         feed_line = self.feed_line
-        while pos < stop:
-            end = buffer.index(b"\n", pos)
-            event = feed_line(buffer[pos:end])
+        for line in text.split(b"\n")[:-1]:
+            event = feed_line(line)
             if event is not None:
                 events.append(event)
-            pos = end + 1
+
+    def _feed_region(self, region: bytes | memoryview, events: list[SseEvent]) -> None:
+        """Parse ``region``: whole lines ending with a blank line, starting with no event
+        under way, so every event in it is complete."""
+        try:
+            text = str(region, "utf-8") if len(region) <= self._max else None
+        except UnicodeDecodeError:
+            text = None
+        if text is None:  # invalid UTF-8 is replaced per event; big regions are counted exactly
+            self._feed_lines(bytes(region), events)
+            return
+        append = events.append
+        new_event = tuple.__new__  # NamedTuple construction without its Python-level __new__
+        for name, data, block in _EVENT_OR_BLOCK.findall(text):
+            if block:
+                self._feed_lines(block.encode("utf-8"), events)
+            else:
+                append(new_event(SseEvent, (name or "message", data)))
+
+    def _hold(self, piece: bytes, events: list[SseEvent]) -> None:
+        """Keep ``piece`` (it holds no blank line) unparsed until its event ends; past the
+        hold size the whole lines kept so far are parsed now and only a partial line stays."""
+        held = self._held
+        held.append(piece)
+        self._held_bytes += len(piece)
+        line_end = piece.rfind(b"\n") + 1
+        if line_end:
+            self._partial = len(piece) - line_end
+            if self._held_bytes > self._hold_limit:
+                joined = b"".join(held)
+                line_end = len(joined) - self._partial
+                self._feed_lines(joined[:line_end], events)
+                self._held = [joined[line_end:]] if self._partial else []
+                self._held_bytes = self._partial
+        else:
+            self._partial += len(piece)
+        if self._partial > self._max + 64:
+            raise SseEventTooLarge(f"server-sent event line exceeds {self._max} bytes")
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """Process a raw chunk split at any byte; return the events it completed."""
+        if self._pending_cr:
+            self._pending_cr = False
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]  # the LF of a CRLF split across chunks
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):
+                # A final CR ends a line now, but may be the first half of a CRLF.
+                self._pending_cr = True
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not chunk:
+            return []
+        events: list[SseEvent] = []
+        start = search = 0
+        held = self._held
+        if self._data or self._event:
+            # An event whose first lines were already parsed (it outgrew the hold size) ends
+            # at the first blank line this chunk completes; held bytes have no blank line.
+            at_line_start = held[-1][-1] == 10 if held else True
+            if at_line_start and chunk[0] == 10:
+                start = 1
+            else:
+                start = chunk.find(b"\n\n") + 2
+                if start == 1:  # not found
+                    self._hold(chunk, events)
+                    return events
+            held.append(chunk[:start])
+            head = b"".join(held)
+            self._held, self._held_bytes, self._partial = [], 0, 0
+            self._feed_lines(head, events)
+            search = start - 1  # the next blank line may begin on the byte before ``start``
+        elif held:
+            if b"\n" not in chunk:  # only a partial line grows: keep the piece, copy nothing
+                self._hold(chunk, events)
+                return events
+            search = self._held_bytes - 1  # held bytes have no blank line, so any is new
+            held.append(chunk)
+            chunk = b"".join(held)
+            self._held, self._held_bytes, self._partial = [], 0, 0
+        found = chunk.rfind(b"\n\n", search)
+        if found >= 0:
+            cut = found + 2
+            if start == 0 and cut == len(chunk):
+                self._feed_region(chunk, events)
+            else:
+                with memoryview(chunk) as view:
+                    self._feed_region(view[start:cut], events)
+            start = cut
+        if start < len(chunk):
+            self._hold(chunk[start:] if start else chunk, events)
         return events
 
     def finish(self) -> SseEvent | None:
-        """End of stream: a final unterminated line is processed, then any pending event."""
-        if self._tail:
-            tail, self._tail = self._tail, b""
-            self.feed_line(tail)
-        return self._dispatch()
+        """End of stream: unparsed lines and a final unterminated line are processed, then
+        any pending event is dispatched."""
+        events: list[SseEvent] = []
+        if self._held:
+            held = b"".join(self._held)
+            self._held, self._held_bytes, self._partial = [], 0, 0
+            self._feed_lines(held + b"\n", events)
+        return events[0] if events else self._dispatch()
 
 
 def iter_sse_events(
-    lines: Iterable[bytes], max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    chunks: Iterable[bytes], max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
 ) -> Iterator[SseEvent]:
-    """Events from an iterable of complete lines (as ``Transport.stream_lines`` yields).
+    """Events from an iterable of raw byte chunks split anywhere (``ChunkedStreamResponse``).
 
-    This is the adapters' hot path, so it keeps its state in locals instead of calling
-    :meth:`SseDecoder.feed_line` per line; the rules (and the tests) are the same.  A
-    trailing ``\r`` left on a line by a CRLF terminator is removed.
+    An unterminated final event is still dispatched when ``chunks`` ends.
     """
-    if max_event_bytes <= 0:
-        raise ValueError("max_event_bytes must be positive")
-    name = ""
-    data: list[bytes] = []
-    size = 0
-    new_event = tuple.__new__  # NamedTuple construction without its Python-level __new__
-    for line in lines:
-        if line[-1:] == b"\r":
-            line = line[:-1]
-        if not line:
-            if data:
-                yield new_event(SseEvent, (
-                    name or "message",
-                    (data[0] if len(data) == 1 else b"\n".join(data)).decode("utf-8", "replace"),
-                ))
-                data = []
-                size = 0
-            name = ""
-            continue
-        head = line[:5]
-        if head == b"data:":
-            value = line[6:] if line[5:6] == b" " else line[5:]
-            size += len(value) + (1 if data else 0)
-            if size > max_event_bytes:
-                raise SseEventTooLarge(f"server-sent event exceeds {max_event_bytes} bytes")
-            data.append(value)
-        elif head == b"event" and line[5:6] == b":":
-            name = (line[7:] if line[6:7] == b" " else line[6:]).decode("utf-8", "replace")
-        elif line == b"data":  # a field without a colon has an empty value
-            size += 1 if data else 0
-            if size > max_event_bytes:
-                raise SseEventTooLarge(f"server-sent event exceeds {max_event_bytes} bytes")
-            data.append(b"")
-        # comments (":...") and the id/retry/unknown fields are ignored
-    if data:
-        yield new_event(SseEvent, (
-            name or "message",
-            (data[0] if len(data) == 1 else b"\n".join(data)).decode("utf-8", "replace"),
-        ))
+    decoder = SseDecoder(max_event_bytes)
+    feed = decoder.feed
+    for chunk in chunks:
+        events = feed(chunk)
+        if events:
+            yield from events
+    last = decoder.finish()
+    if last is not None:
+        yield last

@@ -119,7 +119,7 @@ class OpenAIStreamedResponse(DecodedLineStream):
     def _events(self) -> Iterator[ModelStreamEvent]:
         decoder = self._decoder
         try:
-            for event in iter_sse_events(self._lines):
+            for event in iter_sse_events(self._lines.chunks()):
                 yield from decoder.feed(event)
             tail = decoder.finish()
         except OpenAIDecodeError as exc:
