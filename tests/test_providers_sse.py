@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from zigai.providers import sse
-from zigai.providers.sse import SseDecoder, SseEvent, SseEventTooLarge, iter_sse_events
+from zigai.providers.sse import SseDecoder, SseEvent, SseEventTooLarge, iter_sse_batches
 
 STREAM = (
     b": keep-alive comment\r\n"
@@ -32,7 +32,9 @@ EXPECTED = [
 
 
 def _decode(chunks: list[bytes], max_event_bytes: int = 16 << 20) -> list[SseEvent]:
-    return list(iter_sse_events(chunks, max_event_bytes))
+    batches = list(iter_sse_batches(chunks, max_event_bytes))
+    assert all(batches), "no empty batches"
+    return [event for batch in batches for event in batch]
 
 
 def _reference(stream: bytes) -> list[SseEvent]:
@@ -191,7 +193,7 @@ def test_a_long_line_arriving_in_small_pieces_is_joined_once() -> None:
     assert decoder.buffered_bytes == 0
 
 
-def test_iter_sse_events_rejects_a_non_positive_bound() -> None:
+def test_a_non_positive_event_bound_is_refused() -> None:
     with pytest.raises(ValueError):
         SseDecoder(0)
 

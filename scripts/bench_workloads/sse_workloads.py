@@ -4,7 +4,8 @@ The workload reads the text (SSE) response bodies of every cassette under the co
 ``streamed/`` folder (read in place; nothing is copied), concatenates them into one stream
 and repeats it to about 1 MiB.  The measured path is the production one: the transport's
 line-limit guard (what ``ChunkedStreamResponse.chunks`` applies) over 16 KiB socket-sized
-pieces (cut before timing starts: they are what the socket delivered), then ``iter_sse_events`` (what every streaming adapter runs), producing every
+pieces (cut before timing starts: they are what the socket delivered), then
+``iter_sse_batches`` consumed the way every streaming adapter consumes it, producing every
 ``SseEvent``.  The floor is ``bytes.split(b"\\n")`` over the same bytes.
 ``ratio`` is decode MB/s divided by floor MB/s (higher is better; the target is >= 0.3).
 """
@@ -48,11 +49,15 @@ def recorded_stream() -> bytes | None:
 
 
 def _decode(pieces: list[bytes]) -> int:
-    from zigai.providers.sse import iter_sse_events
+    from zigai.providers.sse import iter_sse_batches
     from zigai.transport import Limits, guarded_pieces
 
     chunks = guarded_pieces(pieces, Limits().max_stream_line_bytes)  # StreamResponse.chunks()
-    return sum(1 for _ in iter_sse_events(chunks))
+    count = 0
+    for batch in iter_sse_batches(chunks):  # consumed the way the adapters consume it
+        for _event in batch:
+            count += 1
+    return count
 
 
 def sse_decode_vs_split_floor(reps: int) -> dict[str, float]:

@@ -13,7 +13,7 @@ Job
       ``KeyError``/``TypeError`` from deep inside a decoder).
     * :class:`DecodedLineStream` is the ``StreamedResponse`` over one open
       :class:`~zigai.provider.ProviderLineStream`: it frames server-sent events with
-      :func:`~zigai.providers.sse.iter_sse_events`, hands each to a pure, adapter-specific state
+      :func:`~zigai.providers.sse.iter_sse_batches`, hands each to a pure, adapter-specific state
       machine (``feed(event) -> list[ModelStreamEvent]``, ``finish()``) and copies usage and
       finish reason from it as they arrive.  :class:`SseModelStream` is the same stream opened by
       itself (Anthropic, Gemini).
@@ -45,7 +45,7 @@ from zigai.provider import (
     ProviderResponseDecodeError,
     parse_provider_json,
 )
-from zigai.providers.sse import SseEvent, iter_sse_events
+from zigai.providers.sse import SseEvent, iter_sse_batches
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
@@ -294,10 +294,12 @@ class DecodedLineStream(StreamedResponse):
             self.model_name = decoder.model_name
 
     def _events(self) -> Iterator[ModelStreamEvent]:
-        for event in iter_sse_events(self._lines.chunks()):
-            produced = self._decoder.feed(event)
-            self._sync()
-            yield from produced
+        feed = self._decoder.feed
+        for batch in iter_sse_batches(self._lines.chunks()):
+            for event in batch:
+                produced = feed(event)
+                self._sync()
+                yield from produced
         produced = self._decoder.finish()
         self._sync()
         yield from produced

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 from zigai.errors import ProviderError
 
-__all__ = ["SseEvent", "SseDecoder", "SseEventTooLarge", "iter_sse_events"]
+__all__ = ["SseEvent", "SseDecoder", "SseEventTooLarge", "iter_sse_batches"]
 
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
@@ -239,10 +239,11 @@ class SseDecoder:
         return events[0] if events else self._dispatch()
 
 
-def iter_sse_events(
+def iter_sse_batches(
     chunks: Iterable[bytes], max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
-) -> Iterator[SseEvent]:
-    """Events from an iterable of raw byte chunks split anywhere (``ChunkedStreamResponse``).
+) -> Iterator[list[SseEvent]]:
+    """The events of raw byte chunks split anywhere (``ChunkedStreamResponse.chunks``), as
+    one non-empty list per chunk that completes any, so consumers loop over plain lists.
 
     An unterminated final event is still dispatched when ``chunks`` ends.
     """
@@ -251,7 +252,7 @@ def iter_sse_events(
     for chunk in chunks:
         events = feed(chunk)
         if events:
-            yield from events
+            yield events
     last = decoder.finish()
     if last is not None:
-        yield last
+        yield [last]

@@ -40,7 +40,7 @@ from zigai.providers.openai.encode import EncodeOptions, encode_request
 from zigai.providers.openai.errors import OpenAIDecodeError
 from zigai.providers.openai.profiles import profile_for_model
 from zigai.providers.openai.stream import StreamDecoder
-from zigai.providers.sse import iter_sse_events
+from zigai.providers.sse import iter_sse_batches
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
@@ -119,8 +119,10 @@ class OpenAIStreamedResponse(DecodedLineStream):
     def _events(self) -> Iterator[ModelStreamEvent]:
         decoder = self._decoder
         try:
-            for event in iter_sse_events(self._lines.chunks()):
-                yield from decoder.feed(event)
+            feed = decoder.feed
+            for batch in iter_sse_batches(self._lines.chunks()):
+                for event in batch:
+                    yield from feed(event)
             tail = decoder.finish()
         except OpenAIDecodeError as exc:
             exc.status = self._lines.status
