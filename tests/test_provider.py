@@ -553,15 +553,21 @@ def test_captured_body_one_byte_over_the_cap_is_truncated() -> None:
     assert views[0].message == "a" * 100  # decoding uses the whole body, not the capture
 
 
-def test_observer_exception_propagates_as_application_error() -> None:
+def test_a_failing_observer_is_logged_and_the_provider_error_still_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     class ObserverBug(Exception):
         pass
 
     def broken(_: ProviderErrorView) -> None:
         raise ObserverBug()
 
-    with pytest.raises(ObserverBug):
-        provider(answer(500)).send(ProviderHttpRequest("r", json_body={}, error_observer=broken))
+    request = ProviderHttpRequest("r", json_body={}, error_observer=broken)
+    with caplog.at_level("WARNING", logger="zigai.provider"):
+        with pytest.raises(ProviderServerError) as caught:
+            provider(answer(500)).send(request)
+    assert caught.value.status == 500
+    assert "ObserverBug" in caplog.text and "HTTP 500" in caplog.text
 
 
 def test_streamed_error_is_read_as_a_body_observed_and_raised_before_yielding() -> None:

@@ -20,12 +20,15 @@ Invariants
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from zigai.errors import JsonError, ProviderRequestError
 from zigai.security import REDACTED, redact_text
+
+_log = logging.getLogger("zigai.provider")
 
 __all__ = [
     "MAX_ERROR_CODE_CHARS",
@@ -254,8 +257,10 @@ def raise_provider_error(
 ) -> None:
     """Decode, observe and raise the normalized error for one non-2xx response.
 
-    The observer (if any) runs before the error is raised; an exception from it propagates
-    unchanged (it is application code).  Always raises.
+    The observer (if any) runs before the error is raised.  It is infallible as far as the
+    caller is concerned: an ``Exception`` from it is logged (logger ``zigai.provider``) and
+    the normalized error is raised anyway, so a faulty observer can never change the error
+    category that retry policy depends on.  Always raises.
     """
     secret_list = tuple(secrets)
     code, message = decode_error_body(body, secret_list)
@@ -269,18 +274,23 @@ def raise_provider_error(
             redacted = redact_body(body, secret_list)
             truncated = len(redacted) > max_body_bytes
             captured = redacted[:max_body_bytes]
-        observer(
-            ProviderErrorView(
-                provider_name=provider_name,
-                status=status,
-                code=code,
-                message=message,
-                request_id=safe_request_id,
-                retry_after_s=retry_after_s,
-                body=captured,
-                body_truncated=truncated,
-            )
+        view = ProviderErrorView(
+            provider_name=provider_name,
+            status=status,
+            code=code,
+            message=message,
+            request_id=safe_request_id,
+            retry_after_s=retry_after_s,
+            body=captured,
+            body_truncated=truncated,
         )
+        try:
+            observer(view)
+        except Exception as exc:  # fail-open: observation must not change the outcome
+            _log.warning(
+                "provider error observer raised %s; raising the HTTP %d error regardless",
+                type(exc).__name__, status, exc_info=True,
+            )
     cls: Callable[..., ProviderRequestError] = error_class_for_status(status)
     summary = f"{provider_name or 'provider'} answered HTTP {status}"
     if code:
