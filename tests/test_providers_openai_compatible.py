@@ -549,3 +549,64 @@ def test_provider_level_idempotency_header_reaches_the_profile_and_the_wire() ->
     assert dict(transport.requests[0].headers)["X-Gateway-Key"] == "k-2"
     own = oc.Client("compat-test", provider, idempotency_header="Idempotency-Key")
     assert own.profile.idempotency_header == "Idempotency-Key"
+
+
+# ------------------------------------------------------------------ real transport, live stream
+
+
+def test_a_streamed_delta_reaches_the_agent_before_the_server_sends_the_rest() -> None:
+    """Through the real HttpTransport on loopback: the first text delta must be visible to
+    the caller while the server is still holding back the rest of the answer."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from zigai.agent import Agent, PartialOutputEvent
+    from zigai.transport import HttpTransport
+
+    first_seen = threading.Event()
+    waited: list[bool] = []
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        body = {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(chunk({"role": "assistant", "content": "Hel"}))
+            self.wfile.flush()
+            waited.append(first_seen.wait(timeout=5.0))  # bounded: never hangs the suite
+            self.wfile.write(chunk({"content": "lo"}, "stop") + b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        policy = UrlPolicy.local_development()
+        with HttpTransport(url_policy=policy, default_timeout_s=10.0) as transport:
+            provider = oc.Provider("key", transport, url_policy=policy,
+                                   base_url=f"http://127.0.0.1:{server.server_address[1]}/v1")
+            agent = Agent(oc.Client("m", provider, fallback_profile="full"))
+            with agent.run_stream("hi") as stream:
+                partials = []
+                for event in stream:
+                    if isinstance(event, PartialOutputEvent):
+                        partials.append(event.output)
+                        first_seen.set()
+                with stream.result() as result:
+                    assert result.output == "Hello"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5.0)
+    assert partials == ["Hel", "Hello"]
+    assert waited == [True]

@@ -351,6 +351,28 @@ def test_stream_chunks_exact_line_limit_passes_and_one_more_byte_fails(
     assert caught.value.limit == LINE_LIMIT
 
 
+def test_stream_chunks_deliver_an_event_before_the_server_sends_the_next(
+    server: _Server, transport: HttpTransport
+) -> None:
+    first_seen = threading.Event()
+    waited: list[bool] = []
+
+    def body() -> Iterator[bytes]:
+        yield b"data: 1\n\n"
+        waited.append(first_seen.wait(timeout=5.0))  # bounded: never hangs the suite
+        yield b"data: 2\n\n"
+
+    server.routes["/trickle"] = lambda h: reply_streaming(h, body())
+    received = bytearray()
+    with transport.stream_lines(get(server.url("/trickle"))) as stream:
+        for piece in stream.chunks():
+            received += piece
+            if b"data: 1\n\n" in received:
+                first_seen.set()
+    assert bytes(received) == b"data: 1\n\ndata: 2\n\n"
+    assert waited == [True]  # the first event reached us while the server was still waiting
+
+
 def test_gzip_bomb_through_stream_chunks_stops_at_the_line_limit(server: _Server) -> None:
     server.routes["/bomb-chunks"] = lambda h: reply_streaming(
         h, _gzip_bomb(1 << 30, server.stop), (("Content-Encoding", "gzip"),)
