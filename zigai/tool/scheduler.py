@@ -99,6 +99,13 @@ def encoded_size(content: Any) -> int:
     return len(text.encode("utf-8"))
 
 
+def _timed_out_message(sc: ScheduledCall, timeout_ms: int | None) -> str:
+    return (
+        f"ToolTimedOut: tool {sc.call.tool_name!r} timed out: it did not finish within "
+        f"{timeout_ms} ms; the call was cancelled and any late result is discarded."
+    )
+
+
 def execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> ToolCallResult:
     """Run one call on this thread; classify recoverable outcomes, let fatal ones propagate."""
     try:
@@ -108,6 +115,10 @@ def execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> 
     except InvalidToolArguments as exc:
         return _result(sc, "retry", str(exc))
     except ToolTimedOut as exc:
+        deadline = ctx.call_deadline
+        if limits.timeout_ms is not None and deadline is not None and time.monotonic() >= deadline:
+            # the call's own deadline: the same words whichever side noticed it first
+            return _result(sc, "timed_out", _timed_out_message(sc, limits.timeout_ms))
         return _result(sc, "timed_out", str(exc) or f"tool {sc.call.tool_name!r} timed out")
     size = encoded_size(output.content)
     if size > limits.max_result_bytes:
@@ -373,10 +384,7 @@ class ToolScheduler:
                         self._abandon(run, "tool call timed out")
                         if fatal is None:
                             results[index] = _result(
-                                run.sc, "timed_out",
-                                f"ToolTimedOut: tool {run.sc.call.tool_name!r} did not finish within "
-                                f"{run.limits.timeout_ms} ms; the call was cancelled and any late "
-                                "result is discarded.",
+                                run.sc, "timed_out", _timed_out_message(run.sc, run.limits.timeout_ms)
                             )
                 if fatal is not None:
                     if not running or now >= drain_until:
