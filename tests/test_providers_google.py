@@ -14,6 +14,8 @@ from zigai.messages import (
     BytesSource,
     FinishReason,
     ImageContent,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     ProviderDetails,
     ProviderPart,
     RequestMessage,
@@ -212,6 +214,71 @@ def test_malformed_responses_raise_named_decode_errors(body: object, path: str) 
     with pytest.raises(G.GoogleDecodeError) as info:
         G.decode_response(body)
     assert info.value.path == path and isinstance(info.value, ProviderResponseDecodeError)
+
+
+CODE_PARTS = [
+    {"text": "Let me compute."},
+    {"executableCode": {"language": "PYTHON", "code": "print(6 * 7)"}},
+    {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "42\n"}},
+    {"executableCode": {"id": "x9", "language": "PYTHON", "code": "1/0"}, "thoughtSignature": "S2"},
+    {"codeExecutionResult": {"id": "x9", "outcome": "OUTCOME_FAILED", "output": "ZeroDivisionError"}},
+    {"text": "It is 42."},
+]
+OURS = ProviderPart("gcp.gen_ai", details=ProviderDetails({"synthesized_id": True}))
+GIVEN = ProviderPart("gcp.gen_ai", details=ProviderDetails({"thought_signature": "S2"}))
+CODE_DECODED = (
+    TextPart("Let me compute."),
+    NativeToolCallPart("code_execution", "google-code-0", OURS,
+                       args='{"language":"PYTHON","code":"print(6 * 7)"}'),
+    NativeToolReturnPart("code_execution", "google-code-0", OURS,
+                         content={"outcome": "OUTCOME_OK", "output": "42\n"}),
+    NativeToolCallPart("code_execution", "x9", GIVEN, args='{"language":"PYTHON","code":"1/0"}'),
+    NativeToolReturnPart("code_execution", "x9", ProviderPart("gcp.gen_ai"),
+                         content={"outcome": "OUTCOME_FAILED", "output": "ZeroDivisionError"},
+                         outcome=ToolOutcome.error),
+    TextPart("It is 42."),
+)
+
+
+def test_code_execution_parts_are_kept_buffered_and_streamed() -> None:
+    candidate = {"content": {"role": "model", "parts": CODE_PARTS}, "finishReason": "STOP"}
+    assert G.decode_response({"candidates": [candidate]}).parts == CODE_DECODED
+    stream = "".join(
+        "data: " + json.dumps({"candidates": [{"content": {"parts": [part]}}]}) + "\n\n"
+        for part in CODE_PARTS
+    ).encode()
+    events, _ = _decode_chunks([stream])
+    assert tuple(e.part for e in events if isinstance(e, PartEndEvent)) == CODE_DECODED
+    for cut in range(1, len(stream), 7):
+        assert _decode_chunks([stream[:cut], stream[cut:]])[0] == events, cut
+
+
+def test_code_execution_replays_to_its_own_provider_only() -> None:
+    history = (_user("6*7?"), ResponseMessage(parts=CODE_DECODED), _user("thanks"))
+    body = G.encode_request(ModelRequest(messages=history))
+    assert body["contents"][1] == {"role": "model", "parts": [
+        {"text": "Let me compute."},
+        {"executableCode": {"language": "PYTHON", "code": "print(6 * 7)"}},  # our id stays ours
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "42\n"}},
+        {"executableCode": {"language": "PYTHON", "code": "1/0", "id": "x9"}, "thoughtSignature": "S2"},
+        {"codeExecutionResult": {"outcome": "OUTCOME_FAILED", "output": "ZeroDivisionError", "id": "x9"}},
+        {"text": "It is 42."},
+    ]}
+    vertex_body = G.encode_request(ModelRequest(messages=history), provider_name="gcp.vertex_ai")
+    assert vertex_body["contents"][1]["parts"] == [{"text": "Let me compute."}, {"text": "It is 42."}]
+
+
+@pytest.mark.parametrize(
+    ("parts", "path"),
+    [([{"codeExecutionResult": {"outcome": "OUTCOME_OK"}}], "$.candidates[0].content.parts[0].codeExecutionResult"),
+     ([{"executableCode": {"language": "PYTHON"}}], "$.candidates[0].content.parts[0].executableCode.code"),
+     ([{"executableCode": {"code": "x"}}, {"codeExecutionResult": {"output": "1"}}],
+      "$.candidates[0].content.parts[1].codeExecutionResult.outcome")],
+)
+def test_malformed_code_execution_parts_raise_named_decode_errors(parts: list, path: str) -> None:
+    with pytest.raises(G.GoogleDecodeError) as info:
+        G.decode_response({"candidates": [{"content": {"parts": parts}}]})
+    assert info.value.path == path
 
 
 STREAM = (

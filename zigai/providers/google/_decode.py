@@ -8,6 +8,13 @@ signature in ``ProviderPart.details["thought_signature"]`` under the client's pr
 A function call without an ``id`` gets ``google-call-<n>`` (``n`` counts calls in the response);
 that id is what the next request sends back.
 
+Code execution (the managed ``code_execution`` tool): ``executableCode`` becomes a
+``NativeToolCallPart`` named ``code_execution`` with ``{"language", "code"}`` arguments and
+``codeExecutionResult`` the matching ``NativeToolReturnPart`` with ``{"outcome", "output"}``
+content (outcome ``success`` only for ``OUTCOME_OK``).  A result without an ``id`` belongs to
+the code part before it; ids Gemini did not send are synthesized as ``google-code-<n>`` and
+marked so that replay never sends them back.
+
 Usage: ``promptTokenCount`` (+ ``toolUsePromptTokenCount``) is input and already includes
 ``cachedContentTokenCount`` (cache reads); Gemini reports ``thoughtsTokenCount`` SEPARATELY
 from ``candidatesTokenCount``, so output = candidates + thoughts and reasoning = thoughts.
@@ -27,6 +34,8 @@ from zigai.messages import (
     BytesSource,
     FilePart,
     FinishReason,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     ProviderDetails,
     ProviderPart,
     ResponseMessage,
@@ -34,6 +43,7 @@ from zigai.messages import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolOutcome,
 )
 from zigai.model import (
     ModelStreamEvent,
@@ -45,7 +55,7 @@ from zigai.model import (
     ThinkingPartDelta,
 )
 from zigai.providers._wire import JsonReader
-from zigai.providers.google._encode import SIGNATURE_KEY
+from zigai.providers.google._encode import CODE_EXECUTION, SIGNATURE_KEY, SYNTHESIZED_ID_KEY
 from zigai.providers.google._errors import GoogleDecodeError
 from zigai.providers.sse import SseEvent
 from zigai.usage import RequestUsage, UsageDetails
@@ -111,11 +121,54 @@ class PartBuilder:
         self.parts: list[ResponsePart] = []
         self._open: int | None = None  # index of the text/thinking part still growing
         self._calls = 0
+        self._code_runs = 0
+        self._last_code: tuple[str, bool] | None = None  # (id, synthesized) of the last code part
 
     def _details(self, signature: str | None) -> ProviderPart | None:
         if signature is None:
             return None
         return ProviderPart(self.provider_name, details=ProviderDetails({SIGNATURE_KEY: signature}))
+
+    def _code_provider(self, signature: str | None, synthesized: bool) -> ProviderPart:
+        details: dict[str, Any] = {}
+        if signature is not None:
+            details[SIGNATURE_KEY] = signature
+        if synthesized:
+            details[SYNTHESIZED_ID_KEY] = True
+        return ProviderPart(self.provider_name, details=ProviderDetails(details) if details else None)
+
+    def _code_call(self, item: dict[str, Any], signature: str | None, path: str) -> ResponsePart:
+        code = _read.field_obj(item, "executableCode", path)
+        where = f"{path}.executableCode"
+        call_id = _read.opt_str(code, "id", where)
+        synthesized = not call_id
+        if not call_id:
+            call_id = f"google-code-{self._code_runs}"
+        self._code_runs += 1
+        self._last_code = (call_id, synthesized)
+        args = {"language": _read.opt_str(code, "language", where) or "PYTHON",
+                "code": _read.str_(code, "code", where)}
+        return NativeToolCallPart(CODE_EXECUTION, call_id, self._code_provider(signature, synthesized),
+                                  args=zjson.dumps(args))
+
+    def _code_result(self, item: dict[str, Any], signature: str | None, path: str) -> ResponsePart:
+        result = _read.field_obj(item, "codeExecutionResult", path)
+        where = f"{path}.codeExecutionResult"
+        outcome = _read.str_(result, "outcome", where)
+        content: dict[str, Any] = {"outcome": outcome}
+        output = _read.opt_str(result, "output", where)
+        if output is not None:
+            content["output"] = output
+        call_id = _read.opt_str(result, "id", where)
+        synthesized = False
+        if not call_id:
+            if self._last_code is None:
+                raise _read.fail(where, "a code execution result without a code part before it")
+            call_id, synthesized = self._last_code
+        return NativeToolReturnPart(
+            CODE_EXECUTION, call_id, self._code_provider(signature, synthesized), content=content,
+            outcome=ToolOutcome.success if outcome == "OUTCOME_OK" else ToolOutcome.error,
+        )
 
     def _close(self, out: list[ModelStreamEvent]) -> None:
         if self._open is not None:
@@ -162,9 +215,13 @@ class PartBuilder:
             part = FilePart(BytesSource(data, _read.str_(blob, "mimeType", f"{path}.inlineData")),
                             provider=self._details(signature))
             self._start(part, out, keep_open=False)
+        elif "executableCode" in item:
+            self._start(self._code_call(item, signature, path), out, keep_open=False)
+        elif "codeExecutionResult" in item:
+            self._start(self._code_result(item, signature, path), out, keep_open=False)
         elif signature is not None:
             self._text("", False, signature, out)
-        # executableCode, codeExecutionResult and future part kinds have no neutral form yet
+        # future part kinds have no neutral form yet
         return out
 
     def _text(self, text: str, thought: bool, signature: str | None,

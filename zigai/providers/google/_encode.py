@@ -14,6 +14,10 @@ Rules:
   from any other provider is dropped; its text is not shown to Gemini as model output.
 * Function call ids are always sent (ids synthesized by the decoder included), so the
   ``functionResponse`` pairs with its call.
+* Code execution parts (``NativeToolCallPart`` / ``NativeToolReturnPart`` named
+  ``code_execution``) go back as ``executableCode`` / ``codeExecutionResult`` to the provider
+  that ran them, with their ids only when Gemini sent them; other providers' native tool parts
+  are dropped (they ran elsewhere and cannot be replayed here).
 * ``parameters`` use the documented Schema subset (:mod:`._schema`); structured output uses
   ``responseMimeType`` + ``responseJsonSchema``.
 """
@@ -34,6 +38,8 @@ from zigai.messages import (
     ImageContent,
     InstructionPart,
     Message,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     ProviderFileSource,
     RequestMessage,
     RetryPromptPart,
@@ -58,10 +64,20 @@ from zigai.model import ModelRequest, UnsupportedModelFeature
 from zigai.providers.google._errors import GoogleEncodeError
 from zigai.providers.google._schema import gemini_schema
 
-__all__ = ["EXTRA_BODY_TAG", "RESERVED_KEYS", "SIGNATURE_KEY", "encode_contents", "encode_request"]
+__all__ = [
+    "CODE_EXECUTION",
+    "EXTRA_BODY_TAG",
+    "RESERVED_KEYS",
+    "SIGNATURE_KEY",
+    "SYNTHESIZED_ID_KEY",
+    "encode_contents",
+    "encode_request",
+]
 
 EXTRA_BODY_TAG = "google"
 SIGNATURE_KEY = "thought_signature"
+CODE_EXECUTION = "code_execution"  # the native tool name of executableCode / codeExecutionResult
+SYNTHESIZED_ID_KEY = "synthesized_id"  # ProviderPart detail: the id is ours, never send it
 RESERVED_KEYS = frozenset(
     {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
 )
@@ -154,13 +170,42 @@ def _signature(part: Any, provider_name: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _args(part: ToolCallPart, path: str) -> dict[str, Any]:
+def _args(part: ToolCallPart | NativeToolCallPart, path: str) -> dict[str, Any]:
     try:
         value = part.args_as_dict()
     except Exception as exc:
         raise GoogleEncodeError(f"{path}: tool call arguments are not a JSON object: {exc}",
                                 path=path) from None
     return value
+
+
+def _code_execution(
+    part: NativeToolCallPart | NativeToolReturnPart, path: str, provider_name: str
+) -> dict[str, Any] | None:
+    if part.provider.provider_name != provider_name or part.tool_name != CODE_EXECUTION:
+        return None
+    details = part.provider.details
+    keep_id = details is None or details.get(SYNTHESIZED_ID_KEY) is not True
+    if isinstance(part, NativeToolCallPart):
+        args = _args(part, path)
+        code = args.get("code")
+        if not isinstance(code, str):
+            raise GoogleEncodeError(f"{path}: code execution arguments need a string 'code'",
+                                    path=path)
+        body: dict[str, Any] = {"language": args.get("language") or "PYTHON", "code": code}
+        key = "executableCode"
+    else:
+        content = thaw_json(part.content)
+        if not isinstance(content, dict) or not isinstance(content.get("outcome"), str):
+            raise GoogleEncodeError(f"{path}: a code execution result needs a string 'outcome'",
+                                    path=path)
+        body = {"outcome": content["outcome"]}
+        if isinstance(content.get("output"), str):
+            body["output"] = content["output"]
+        key = "codeExecutionResult"
+    if keep_id:
+        body["id"] = part.tool_call_id
+    return {key: body}
 
 
 def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, Any]]:
@@ -183,6 +228,8 @@ def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, 
                                     "id": part.tool_call_id}}
         elif isinstance(part, FilePart):
             out = _blob(part.source, None, where)
+        elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
+            out = _code_execution(part, where, provider_name)
         if out is None:
             continue
         signature = _signature(part, provider_name)
