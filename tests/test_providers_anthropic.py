@@ -356,6 +356,27 @@ def test_streaming_through_the_client_builds_the_response() -> None:
     assert response.finish_reason is FinishReason.tool_call
 
 
+def test_a_matched_stop_sequence_is_kept_alike_buffered_and_streamed() -> None:
+    stream = (
+        'data: {"type":"message_start","message":{"id":"m2","model":"claude-x","usage":{}}}\n\n'
+        'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"1, 2"}}\n\n'
+        'data: {"type":"content_block_stop","index":0}\n\n'
+        'data: {"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":", 3"}}\n\n'
+        'data: {"type":"message_stop"}\n\n'
+    )
+    _, provider = _mock(lambda r: MockResponse.of_text(stream))
+    with A.Client("claude-x", provider).stream(ModelRequest(messages=(_user("x"),))) as streamed:
+        list(streamed)
+    buffered = A.decode_response({
+        "id": "m2", "model": "claude-x", "content": [{"type": "text", "text": "1, 2"}],
+        "stop_reason": "stop_sequence", "stop_sequence": ", 3", "usage": {},
+    })
+    assert buffered.provider_details == ProviderDetails({"stop_sequence": ", 3"})
+    assert streamed.response().provider_details == buffered.provider_details
+    assert streamed.response().raw_finish_reason == buffered.raw_finish_reason == "stop_sequence"
+
+
 # ------------------------------------------------------------------------------ corpus replay
 
 

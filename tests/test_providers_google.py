@@ -446,3 +446,39 @@ def test_corpus_structured_thinking_and_errors(conformance_root: Path) -> None:
         client.request(request)
     assert getattr(bad.value, "code", None) == "bad_request_code"
     transport.assert_all_consumed()
+
+
+def test_grounding_citations_and_unknown_parts_are_kept_alike_buffered_and_streamed() -> None:
+    grounding = {"webSearchQueries": ["weather madrid"],
+                 "groundingChunks": [{"web": {"uri": "https://example.com/w", "title": "W"}}]}
+    first = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Sunny"}]},
+                             "citationMetadata": {"citationSources": [{"startIndex": 0, "uri": "u1"}]}}]}
+    second = {"candidates": [{"content": {"parts": [
+        {"text": " today."}, {"fileData": {"mimeType": "text/plain", "fileUri": "gs://b/f"}}]},
+        "citationMetadata": {"citationSources": [{"startIndex": 6, "uri": "u2"}]},
+        "groundingMetadata": grounding, "urlContextMetadata": {"urlMetadata": []},
+        "finishReason": "STOP"}]}
+    expected = ProviderDetails.from_value({
+        "grounding_metadata": grounding,
+        "citation_metadata": {"citationSources": [{"startIndex": 0, "uri": "u1"},
+                                                  {"startIndex": 6, "uri": "u2"}]},
+        "url_context_metadata": {"urlMetadata": []},
+        "parts": [{"fileData": {"mimeType": "text/plain", "fileUri": "gs://b/f"}}],
+    })
+    stream = "".join("data: " + json.dumps(chunk) + "\n\n" for chunk in (first, second))
+    transport = MockTransport(lambda r: MockResponse.of_text(stream))
+    with G.Client("gemini-3-flash", G.Provider("k", transport)).stream(
+        ModelRequest(messages=(_user("x"),))
+    ) as streamed:
+        list(streamed)
+    assert streamed.response().provider_details == expected
+    whole = {"candidates": [{
+        "content": {"role": "model", "parts": [
+            {"text": "Sunny today."}, {"fileData": {"mimeType": "text/plain", "fileUri": "gs://b/f"}}]},
+        "citationMetadata": {"citationSources": [{"startIndex": 0, "uri": "u1"},
+                                                 {"startIndex": 6, "uri": "u2"}]},
+        "groundingMetadata": grounding, "urlContextMetadata": {"urlMetadata": []},
+        "finishReason": "STOP"}]}
+    buffered = G.decode_response(whole)
+    assert buffered.provider_details == expected
+    assert buffered.parts == streamed.response().parts == (TextPart("Sunny today."),)

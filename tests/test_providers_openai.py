@@ -497,6 +497,22 @@ def test_stream_split_at_every_byte_boundary_yields_the_same_events() -> None:
         assert events == expected, cut
 
 
+def test_stream_keeps_unknown_items_like_the_buffered_decode() -> None:
+    mystery = {"id": "mx_1", "type": "mystery_output", "payload": {"k": [1, 2]}}
+    events = [*_STREAM_EVENTS, {"type": "response.output_item.done", "output_index": 3, "item": mystery}]
+    completed = {**_COMPLETED, "output": [*_COMPLETED["output"], mystery]}
+    body = "".join(
+        f"data: {json.dumps(e)}\n\n"
+        for e in [*events, {"type": "response.completed", "response": completed}]
+    )
+    with _client(_mock(MockResponse.of_text(body))).stream(_request()) as streamed:
+        list(streamed)
+    buffered = decode_response(completed)
+    assert buffered.provider_details == ProviderDetails.from_value({"output": [mystery]})
+    assert streamed.response().provider_details == buffered.provider_details
+    assert streamed.response().parts == buffered.parts
+
+
 def test_stream_without_a_terminal_event_is_a_decode_error() -> None:
     with pytest.raises(OpenAIDecodeError):
         _decode_chunks([b'data: {"type":"response.output_text.delta","delta":"x"}\n\n'])

@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
+from zigai.messages import ProviderDetails
 from zigai.messages.json_value import thaw_json
 from zigai.model import (
     ModelProfile,
@@ -255,6 +256,10 @@ class StreamStateMachine(Protocol):
     raw_finish_reason: str | None
     response_id: str | None
     model_name: str | None
+    @property
+    def provider_details(self) -> ProviderDetails | None:
+        """What the buffered decode keeps in ``ResponseMessage.provider_details``."""
+        ...
 
     def feed(self, event: SseEvent) -> list[ModelStreamEvent]: ...
 
@@ -290,6 +295,7 @@ class DecodedLineStream(StreamedResponse):
         self.finish_reason = decoder.finish_reason
         self.raw_finish_reason = decoder.raw_finish_reason
         self.provider_response_id = decoder.response_id
+        self.provider_details = decoder.provider_details
         if decoder.model_name:
             self.model_name = decoder.model_name
 

@@ -224,6 +224,14 @@ class StreamDecoder:
         self._open: set[int] = set()
         self._parts = PartAccumulator()
         self._stopped = False
+        self._stop_sequence: str | None = None
+
+    @property
+    def provider_details(self) -> ProviderDetails | None:
+        """The matched ``stop_sequence``, as the buffered decode keeps it."""
+        if not self._stop_sequence:
+            return None
+        return ProviderDetails({"stop_sequence": self._stop_sequence})
 
     def _emit(self, event: ModelStreamEvent, out: list[ModelStreamEvent]) -> None:
         self._parts.apply(event)
@@ -259,6 +267,9 @@ class StreamDecoder:
             if raw is not None:
                 self.raw_finish_reason = raw
                 self.finish_reason = finish_reason(raw)
+            self._stop_sequence = (
+                _read.opt_str(delta, "stop_sequence", "$event.delta") or self._stop_sequence
+            )
             self._merge_usage(data.get("usage"), "$event.usage")
         elif kind == "message_stop":
             self._stopped = True

@@ -15,6 +15,12 @@ content (outcome ``success`` only for ``OUTCOME_OK``).  A result without an ``id
 the code part before it; ids Gemini did not send are synthesized as ``google-code-<n>`` and
 marked so that replay never sends them back.
 
+Nothing else is dropped either: the candidate's ``groundingMetadata`` (search queries and
+sources), ``citationMetadata`` (citation sources, gathered across streamed chunks) and
+``urlContextMetadata`` go to ``ResponseMessage.provider_details`` as ``grounding_metadata``,
+``citation_metadata`` and ``url_context_metadata``; parts of kinds without a neutral form are
+kept verbatim there under ``parts``.
+
 Usage: ``promptTokenCount`` (+ ``toolUsePromptTokenCount``) is input and already includes
 ``cachedContentTokenCount`` (cache reads); Gemini reports ``thoughtsTokenCount`` SEPARATELY
 from ``candidatesTokenCount``, so output = candidates + thoughts and reasoning = thoughts.
@@ -63,6 +69,13 @@ from zigai.usage import RequestUsage, UsageDetails
 __all__ = ["PartBuilder", "StreamDecoder", "decode_response", "decode_usage", "finish_reason"]
 
 _read = JsonReader(GoogleDecodeError)
+
+# Candidate fields kept in ``ResponseMessage.provider_details`` (wire name, details key).
+_METADATA_KEYS = (
+    ("groundingMetadata", "grounding_metadata"),
+    ("citationMetadata", "citation_metadata"),
+    ("urlContextMetadata", "url_context_metadata"),
+)
 
 _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
              "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}
@@ -123,6 +136,7 @@ class PartBuilder:
         self._calls = 0
         self._code_runs = 0
         self._last_code: tuple[str, bool] | None = None  # (id, synthesized) of the last code part
+        self.unknown: list[dict[str, Any]] = []  # parts of kinds with no neutral form, verbatim
 
     def _details(self, signature: str | None) -> ProviderPart | None:
         if signature is None:
@@ -219,9 +233,10 @@ class PartBuilder:
             self._start(self._code_call(item, signature, path), out, keep_open=False)
         elif "codeExecutionResult" in item:
             self._start(self._code_result(item, signature, path), out, keep_open=False)
-        elif signature is not None:
+        elif signature is not None and len(item) == 1:
             self._text("", False, signature, out)
-        # future part kinds have no neutral form yet
+        else:  # a part kind with no neutral form: kept verbatim in provider_details["parts"]
+            self.unknown.append(item)
         return out
 
     def _text(self, text: str, thought: bool, signature: str | None,
@@ -285,6 +300,27 @@ class _Chunks:
         self.finish_reason: FinishReason | None = None
         self.raw_finish_reason: str | None = None
         self.blocked: str | None = None
+        self.metadata: dict[str, Any] = {}  # candidate grounding / citation / URL-context data
+
+    @property
+    def provider_details(self) -> ProviderDetails | None:
+        """Candidate metadata and unknown parts; the same for buffered and streamed answers."""
+        details = dict(self.metadata)
+        if self.builder.unknown:
+            details["parts"] = self.builder.unknown
+        return ProviderDetails.from_value(details) if details else None
+
+    def _keep_metadata(self, candidate: dict[str, Any], where: str) -> None:
+        for key, name in _METADATA_KEYS:
+            value = _read.opt_obj(candidate, key, where)
+            if value is None:
+                continue
+            if key == "citationMetadata":  # streamed answers cite per chunk: gather them all
+                sources = _read.opt_arr(value, "citationSources", f"{where}.{key}") or []
+                kept = self.metadata.setdefault(name, {"citationSources": []})
+                kept["citationSources"].extend(sources)
+            else:  # grounding and URL context describe the whole answer: the latest wins
+                self.metadata[name] = value
 
     def chunk(self, value: Any, path: str) -> list[ModelStreamEvent]:
         body = _read.obj(value, path)
@@ -301,6 +337,7 @@ class _Chunks:
             raw = _read.opt_str(candidate, "finishReason", where)
             if raw is not None:
                 self.raw_finish_reason = raw
+            self._keep_metadata(candidate, where)
         feedback = _read.opt_obj(body, "promptFeedback", path)
         if feedback is not None:
             self.blocked = _read.opt_str(feedback, "blockReason", f"{path}.promptFeedback")
@@ -339,6 +376,7 @@ def decode_response(
         provider_response_id=state.response_id,
         finish_reason=state.finish_reason,
         raw_finish_reason=state.raw_finish_reason,
+        provider_details=state.provider_details,
     )
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "text_part",
     "reasoning_part",
     "function_call_part",
+    "provider_details_of",
 ]
 
 
@@ -98,7 +99,8 @@ def _count(value: Any, path: str) -> int:
     return value
 
 
-def _details(values: Mapping[str, Any]) -> ProviderDetails | None:
+def provider_details_of(values: Mapping[str, Any]) -> ProviderDetails | None:
+    """``values`` frozen as ProviderDetails, or None when empty."""
     return ProviderDetails.from_value(dict(values)) if values else None
 
 
@@ -125,7 +127,7 @@ def text_part(content: Any, item_id: str | None, path: str, provider_name: str
     else:
         raise OpenAIDecodeError(f"unknown message content type {kind!r}", path=f"{path}.type")
     assert text is not None
-    provider = ProviderPart(provider_name, id=item_id, details=_details(extra))
+    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(extra))
     return TextPart(text, id=item_id, provider=provider), refusal
 
 
@@ -157,7 +159,7 @@ def reasoning_part(item: Mapping[str, Any], path: str, provider_name: str) -> Th
             texts.append(text)
     signature = string(item, "encrypted_content", path, optional=True)
     details = {"summary": summaries} if summaries else {}
-    provider = ProviderPart(provider_name, id=item_id, details=_details(details))
+    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(details))
     return ThinkingPart("\n\n".join(texts), id=item_id, signature=signature, provider=provider)
 
 
@@ -185,7 +187,7 @@ def native_parts(item: Mapping[str, Any], path: str, provider_name: str
     if not item_id:
         raise OpenAIDecodeError("provider tool call needs an id", path=f"{path}.id")
     tool = kind[: -len("_call")]
-    provider = ProviderPart(provider_name, id=item_id, details=_details(item))
+    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(item))
     action = item.get("action")
     args = zjson.dumps(action) if isinstance(action, dict) else "{}"
     status = item.get("status")
@@ -335,5 +337,5 @@ def decode_response(
         provider_response_id=string(root, "id", path, optional=True),
         finish_reason=reason,
         raw_finish_reason=raw,
-        provider_details=_details(details),
+        provider_details=provider_details_of(details),
     )

@@ -32,6 +32,7 @@ from typing import Any
 
 from zigai.messages import (
     FinishReason,
+    ProviderDetails,
     ProviderPart,
     ResponsePart,
     TextPart,
@@ -53,6 +54,7 @@ from zigai.providers.openai.decode import (
     decode_usage,
     finish_reason,
     obj,
+    provider_details_of,
     string,
 )
 from zigai.providers.openai.errors import OpenAIDecodeError
@@ -87,6 +89,18 @@ class StreamDecoder:
         self._events = 0
         self._status: str | None = None
         self._incomplete_details: Any = None
+        self._unknown_items: list[dict[str, Any]] = []  # output items with no neutral form
+        self._response_error: Any = None
+
+    @property
+    def provider_details(self) -> ProviderDetails | None:
+        """Unknown output items and the response's ``error``, as the buffered decode keeps them."""
+        details: dict[str, Any] = {}
+        if self._unknown_items:
+            details["output"] = self._unknown_items
+        if self._response_error is not None:
+            details["error"] = self._response_error
+        return provider_details_of(details)
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -182,8 +196,10 @@ class StreamDecoder:
         item = obj(payload.get("item"), f"{path}.item")
         item_id = string(item, "id", f"{path}.item", optional=True)
         kind = string(item, "type", f"{path}.item")
-        parts, refused, incomplete, _ = decode_output_item(item, f"{path}.item",
-                                                           self.provider_name)
+        parts, refused, incomplete, other = decode_output_item(item, f"{path}.item",
+                                                               self.provider_name)
+        if other is not None:
+            self._unknown_items.append(other)
         self._refused = self._refused or refused
         self._incomplete_call = self._incomplete_call or incomplete
         if kind == "message":
@@ -287,6 +303,8 @@ class StreamDecoder:
         status = string(response, "status", where, optional=True)
         if status is None and kind != "response.completed":
             status = (kind or "").removeprefix("response.")
+        if response.get("error") is not None:
+            self._response_error = response["error"]
         details = response.get("incomplete_details")
         if details is not None:
             obj(details, f"{where}.incomplete_details")

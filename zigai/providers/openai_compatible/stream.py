@@ -245,10 +245,7 @@ class StreamDecoder:
 
 
 class ChatStreamedResponse(DecodedLineStream):
-    """A streamed Chat Completions response over an open provider line stream.
-
-    Besides the common summary it copies the decoder's ``provider_details`` after every event.
-    """
+    """A streamed Chat Completions response over an open provider line stream."""
 
     def __init__(
         self,
@@ -258,10 +255,5 @@ class ChatStreamedResponse(DecodedLineStream):
         model_name: str,
         provider_name: str,
     ) -> None:
-        self._chat_decoder = StreamDecoder(provider_name)
-        super().__init__(opened, stream, self._chat_decoder, model_name=model_name,
+        super().__init__(opened, stream, StreamDecoder(provider_name), model_name=model_name,
                          provider_name=provider_name)
-
-    def _sync(self) -> None:
-        super()._sync()
-        self.provider_details = self._chat_decoder.provider_details
