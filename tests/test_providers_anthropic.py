@@ -377,6 +377,47 @@ def test_a_matched_stop_sequence_is_kept_alike_buffered_and_streamed() -> None:
     assert streamed.response().raw_finish_reason == buffered.raw_finish_reason == "stop_sequence"
 
 
+CITATION_1 = {"type": "web_search_result_location", "url": "https://example.com/a",
+              "title": "A", "encrypted_index": "e1", "cited_text": "sunny"}
+CITATION_2 = {"type": "web_search_result_location", "url": "https://example.com/b",
+              "title": "B", "encrypted_index": "e2", "cited_text": "warm"}
+MYSTERY = {"type": "container_upload", "file_id": "file_1"}
+
+
+def test_citations_and_unknown_blocks_are_kept_alike_buffered_and_streamed() -> None:
+    buffered = A.decode_response({
+        "id": "m3", "model": "claude-x", "stop_reason": "end_turn", "usage": {},
+        "content": [{"type": "text", "text": "Sunny and warm.", "citations": [CITATION_1, CITATION_2]},
+                    MYSTERY],
+    })
+    cited = TextPart("Sunny and warm.",
+                     provider=ProviderPart("anthropic", details=ProviderDetails(
+                         {"citations": [CITATION_1, CITATION_2]})))
+    assert buffered.parts == (cited,)
+    assert buffered.provider_details == ProviderDetails({"content": [MYSTERY]})
+    events = [
+        {"type": "message_start", "message": {"id": "m3", "model": "claude-x", "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": CITATION_1}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Sunny and "}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": CITATION_2}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "warm."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": MYSTERY},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}},
+        {"type": "message_stop"},
+    ]
+    stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
+    _, provider = _mock(lambda r: MockResponse.of_text(stream))
+    with A.Client("claude-x", provider).stream(ModelRequest(messages=(_user("x"),))) as streamed:
+        list(streamed)
+    assert streamed.response().parts == buffered.parts
+    assert streamed.response().provider_details == buffered.provider_details
+    replayed = _encode(ModelRequest(messages=(_user("x"), buffered, _user("y"))))
+    assert replayed["messages"][1]["content"] == [{"type": "text", "text": "Sunny and warm."}]
+
+
 # ------------------------------------------------------------------------------ corpus replay
 
 

@@ -10,7 +10,11 @@
 
 Thinking keeps its signature on ``ThinkingPart.signature``; redacted thinking keeps its opaque
 ``data`` in ``ProviderPart.details["redacted_data"]``.  Server tool traffic (web search/fetch)
-becomes native tool parts tagged ``anthropic``.  Unknown block types are skipped.
+becomes native tool parts tagged ``anthropic``.  A text block's ``citations`` (web search
+and document sources) stay in its ``ProviderPart.details["citations"]``; streamed
+``citations_delta`` events gather into the same list.  Blocks of unknown types have no
+neutral part: they are kept verbatim in ``ResponseMessage.provider_details["content"]``
+(streamed: the block as it started, since their deltas cannot be interpreted).
 """
 
 from __future__ import annotations
@@ -136,7 +140,9 @@ def decode_block(block: Any, path: str) -> ResponsePart | None:
     block = _read.obj(block, path)
     kind = _read.str_(block, "type", path)
     if kind == "text":
-        return TextPart(_read.str_(block, "text", path))
+        citations = _read.opt_arr(block, "citations", path)
+        return TextPart(_read.str_(block, "text", path),
+                        provider=_provider({"citations": citations}) if citations else None)
     if kind == "thinking":
         signature = _read.opt_str(block, "signature", path)
         return ThinkingPart(_read.str_(block, "thinking", path), signature=signature or None,
@@ -172,10 +178,13 @@ def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMes
     body = _read.obj(value, "$")
     blocks = _read.arr(body.get("content"), "$.content")
     parts = []
+    unknown = []
     for index, block in enumerate(blocks):
         part = decode_block(block, f"$.content[{index}]")
         if part is not None:
             parts.append(part)
+        else:
+            unknown.append(block)
     raw = _read.opt_str(body, "stop_reason", "$")
     stop_sequence = _read.opt_str(body, "stop_sequence", "$")
     return ResponseMessage(
@@ -186,10 +195,17 @@ def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMes
         provider_response_id=_read.opt_str(body, "id", "$"),
         finish_reason=finish_reason(raw),
         raw_finish_reason=raw,
-        provider_details=(
-            ProviderDetails({"stop_sequence": stop_sequence}) if stop_sequence else None
-        ),
+        provider_details=_response_details(stop_sequence, unknown),
     )
+
+
+def _response_details(stop_sequence: str | None, unknown: list[Any]) -> ProviderDetails | None:
+    details: dict[str, Any] = {}
+    if stop_sequence:
+        details["stop_sequence"] = stop_sequence
+    if unknown:
+        details["content"] = unknown
+    return ProviderDetails.from_value(details) if details else None
 
 
 def stream_error(event: dict[str, Any]) -> ProviderRequestError:
@@ -225,13 +241,13 @@ class StreamDecoder:
         self._parts = PartAccumulator()
         self._stopped = False
         self._stop_sequence: str | None = None
+        self._unknown_blocks: list[dict[str, Any]] = []
+        self._citations: dict[int, list[Any]] = {}  # wire index -> citations gathered so far
 
     @property
     def provider_details(self) -> ProviderDetails | None:
-        """The matched ``stop_sequence``, as the buffered decode keeps it."""
-        if not self._stop_sequence:
-            return None
-        return ProviderDetails({"stop_sequence": self._stop_sequence})
+        """The matched ``stop_sequence`` and unknown blocks, as the buffered decode keeps them."""
+        return _response_details(self._stop_sequence, self._unknown_blocks)
 
     def _emit(self, event: ModelStreamEvent, out: list[ModelStreamEvent]) -> None:
         self._parts.apply(event)
@@ -301,6 +317,7 @@ class StreamDecoder:
         else:
             part = decode_block(block, "$event.content_block")
         if part is None:
+            self._unknown_blocks.append(block)
             return
         neutral = len(self._indexes)
         self._indexes[wire_index] = neutral
@@ -324,8 +341,12 @@ class StreamDecoder:
             change = ThinkingPartDelta(signature_delta=_read.str_(delta, "signature", "$event.delta"))
         elif kind == "input_json_delta":
             change = ToolCallPartDelta(_read.str_(delta, "partial_json", "$event.delta"))
+        elif kind == "citations_delta":
+            citation = _read.field_obj(delta, "citation", "$event.delta")
+            self._citations.setdefault(wire_index, []).append(citation)
+            return  # attached to the text part when its block stops
         else:
-            return  # citations and future delta kinds have no neutral delta
+            return  # future delta kinds have no neutral delta
         try:
             self._emit(PartDeltaEvent(neutral, change), out)
         except Exception as exc:  # a delta that does not fit its block's kind
@@ -344,6 +365,13 @@ class StreamDecoder:
             raise _read.fail("$event.index", f"content block {wire_index} was never started")
         if isinstance(part, (ToolCallPart, NativeToolCallPart)) and not part.args.strip():
             part = _with_args(part, "{}")
+        citations = self._citations.pop(wire_index, None)
+        if citations:
+            if not isinstance(part, TextPart):
+                raise _read.fail("$event.delta", "citations for a block that is not text")
+            earlier = part.provider.details.get("citations", ()) if (
+                part.provider is not None and part.provider.details is not None) else ()
+            part = replace(part, provider=_provider({"citations": [*earlier, *citations]}))
         self._emit(PartEndEvent(neutral, part), out)
 
     def finish(self) -> list[ModelStreamEvent]:
