@@ -551,6 +551,32 @@ def test_provider_level_idempotency_header_reaches_the_profile_and_the_wire() ->
     assert own.profile.idempotency_header == "Idempotency-Key"
 
 
+def test_annotations_and_refusals_are_kept_alike_buffered_and_streamed() -> None:
+    citation = {"type": "url_citation",
+                "url_citation": {"url": "https://example.com", "title": "E", "start_index": 0,
+                                 "end_index": 5}}
+    buffered = oc.decode_response({
+        "id": "c9", "model": "m", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+            "role": "assistant", "content": "Sunny", "refusal": "partly",
+            "annotations": [citation, citation]}}],
+    })
+    assert buffered.provider_details == ProviderDetails(
+        {"refusal": "partly", "annotations": [citation, citation]})
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return "data: " + json.dumps({"id": "c9", "model": "m", "choices": [choice]}) + "\n\n"
+
+    stream = (chunk({"role": "assistant", "content": "Sun", "annotations": [citation]})
+              + chunk({"refusal": "part"}) + chunk({"content": "ny", "refusal": "ly"})
+              + chunk({"annotations": [citation]}, "stop") + "data: [DONE]\n\n")
+    client, _ = _client(lambda r: MockResponse.of_text(stream))
+    with client.stream(ModelRequest(messages=(RequestMessage.user("x"),))) as streamed:
+        list(streamed)
+    assert streamed.response().provider_details == buffered.provider_details
+    assert streamed.response().parts == buffered.parts
+
+
 # ------------------------------------------------------------------ real transport, live stream
 
 

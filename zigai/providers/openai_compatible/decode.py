@@ -253,6 +253,12 @@ def _decode(value: Mapping[str, Any], provider_name: str, model_name: str | None
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
         details["refusal"] = refusal
+    annotations = message.get("annotations")
+    if annotations:  # e.g. url_citation entries from search-enabled models
+        if not isinstance(annotations, list):
+            raise decode_error("annotations must be an array",
+                               path="$.choices[0].message.annotations")
+        details["annotations"] = annotations
     raw_reason = choice.get("finish_reason")
     response_id = value.get("id")
     model = value.get("model")

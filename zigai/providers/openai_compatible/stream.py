@@ -171,6 +171,16 @@ class StreamDecoder:
                 raise decode_error("content must be a string", path=f"{path}.content")
             if content:
                 events.append(self._text_delta(content))
+        refusal = delta.get("refusal")
+        if refusal:  # kept like the buffered message's refusal
+            if not isinstance(refusal, str):
+                raise decode_error("refusal must be a string", path=f"{path}.refusal")
+            self.details["refusal"] = self.details.get("refusal", "") + refusal
+        annotations = delta.get("annotations")
+        if annotations:
+            if not isinstance(annotations, list):
+                raise decode_error("annotations must be an array", path=f"{path}.annotations")
+            self.details.setdefault("annotations", []).extend(annotations)
         calls = delta.get("tool_calls")
         if calls is not None:
             if not isinstance(calls, list):
