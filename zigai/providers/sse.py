@@ -74,7 +74,7 @@ class SseDecoder:
         self._event = ""
         self._data: list[bytes] = []
         self._size = 0
-        # Unparsed input: whole lines of an event not yet ended (at most ``_hold`` bytes),
+        # Unparsed input: whole lines of an event not yet ended (at most ``_hold_limit`` bytes),
         # then the partial line after them (``_partial`` bytes), as the pieces that arrived.
         self._held: list[bytes] = []
         self._held_bytes = 0
@@ -155,6 +155,12 @@ class SseDecoder:
             else:
                 append(new_event(SseEvent, (name or "message", data)))
 
+    def _take_held(self, tail: bytes) -> bytes:
+        """The held bytes followed by ``tail``, as one string; nothing stays held."""
+        joined = b"".join([*self._held, tail])
+        self._held, self._held_bytes, self._partial = [], 0, 0
+        return joined
+
     def _hold(self, piece: bytes, events: list[SseEvent]) -> None:
         """Keep ``piece`` (it holds no blank line) unparsed until its event ends; past the
         hold size the whole lines kept so far are parsed now and only a partial line stays."""
@@ -202,19 +208,14 @@ class SseDecoder:
                 if start == 1:  # not found
                     self._hold(chunk, events)
                     return events
-            held.append(chunk[:start])
-            head = b"".join(held)
-            self._held, self._held_bytes, self._partial = [], 0, 0
-            self._feed_lines(head, events)
+            self._feed_lines(self._take_held(chunk[:start]), events)
             search = start - 1  # the next blank line may begin on the byte before ``start``
         elif held:
             if b"\n" not in chunk:  # only a partial line grows: keep the piece, copy nothing
                 self._hold(chunk, events)
                 return events
             search = self._held_bytes - 1  # held bytes have no blank line, so any is new
-            held.append(chunk)
-            chunk = b"".join(held)
-            self._held, self._held_bytes, self._partial = [], 0, 0
+            chunk = self._take_held(chunk)
         found = chunk.rfind(b"\n\n", search)
         if found >= 0:
             cut = found + 2
@@ -233,9 +234,7 @@ class SseDecoder:
         any pending event is dispatched."""
         events: list[SseEvent] = []
         if self._held:
-            held = b"".join(self._held)
-            self._held, self._held_bytes, self._partial = [], 0, 0
-            self._feed_lines(held + b"\n", events)
+            self._feed_lines(self._take_held(b"\n"), events)
         return events[0] if events else self._dispatch()
 
 
