@@ -323,17 +323,20 @@ class MemoryStreamResponse:
         self._consumed = True
         return self._body
 
-    def lines(self) -> Iterator[bytes]:
+    def _pieces(self) -> Iterator[bytes]:
+        """The body in transport-sized pieces, as a socket would deliver it."""
         body = self._take()
-        splitter = LineSplitter(self._limits.max_stream_line_bytes)
         for start in range(0, len(body), PIECE_BYTES):
-            yield from splitter.feed(body[start:start + PIECE_BYTES])
+            yield body[start:start + PIECE_BYTES]
+
+    def lines(self) -> Iterator[bytes]:
+        splitter = LineSplitter(self._limits.max_stream_line_bytes)
+        for piece in self._pieces():
+            yield from splitter.feed(piece)
         yield from splitter.finish()
 
     def chunks(self) -> Iterator[bytes]:
-        body = self._take()
-        pieces = (body[start:start + PIECE_BYTES] for start in range(0, len(body), PIECE_BYTES))
-        yield from guarded_pieces(pieces, self._limits.max_stream_line_bytes)
+        yield from guarded_pieces(self._pieces(), self._limits.max_stream_line_bytes)
 
     def read_body(self) -> bytes:
         body = self._take()
