@@ -26,7 +26,7 @@ error and on ``close()``; HTTP errors surface when the stream is opened, before 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
@@ -58,6 +58,7 @@ __all__ = [
     "LazyHttpTransport",
     "SseModelStream",
     "StreamStateMachine",
+    "details_or_none",
     "effective_request",
     "http_request",
     "open_stream",
@@ -70,6 +71,11 @@ _Stream = TypeVar("_Stream", bound=StreamedResponse)
 def plain_json(value: Any) -> Any:
     """A mutable deep copy of an immutable message JSON value (FrozenDict/tuple -> dict/list)."""
     return thaw_json(value)
+
+
+def details_or_none(values: Mapping[str, Any]) -> ProviderDetails | None:
+    """``values`` frozen as ProviderDetails; None when there is nothing to keep."""
+    return ProviderDetails.from_value(values) if values else None
 
 
 def effective_request(request: ModelRequest, settings: ModelSettings | None) -> ModelRequest:

@@ -47,7 +47,7 @@ from zigai.model import (
     ToolCallPartDelta,
 )
 from zigai.provider import error_class_for_status
-from zigai.providers._wire import JsonReader
+from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.anthropic._errors import AnthropicDecodeError
 from zigai.providers.sse import SseEvent
 from zigai.usage import RequestUsage, UsageDetails
@@ -205,7 +205,7 @@ def _response_details(stop_sequence: str | None, unknown: list[Any]) -> Provider
         details["stop_sequence"] = stop_sequence
     if unknown:
         details["content"] = unknown
-    return ProviderDetails.from_value(details) if details else None
+    return details_or_none(details)
 
 
 def stream_error(event: dict[str, Any]) -> ProviderRequestError:

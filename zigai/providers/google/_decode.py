@@ -60,7 +60,7 @@ from zigai.model import (
     TextPartDelta,
     ThinkingPartDelta,
 )
-from zigai.providers._wire import JsonReader
+from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.google._encode import CODE_EXECUTION, SIGNATURE_KEY, SYNTHESIZED_ID_KEY
 from zigai.providers.google._errors import GoogleDecodeError
 from zigai.providers.sse import SseEvent
@@ -149,7 +149,7 @@ class PartBuilder:
             details[SIGNATURE_KEY] = signature
         if synthesized:
             details[SYNTHESIZED_ID_KEY] = True
-        return ProviderPart(self.provider_name, details=ProviderDetails(details) if details else None)
+        return ProviderPart(self.provider_name, details=details_or_none(details))
 
     def _code_call(self, item: dict[str, Any], signature: str | None, path: str) -> ResponsePart:
         code = _read.field_obj(item, "executableCode", path)
@@ -308,7 +308,7 @@ class _Chunks:
         details = dict(self.metadata)
         if self.builder.unknown:
             details["parts"] = self.builder.unknown
-        return ProviderDetails.from_value(details) if details else None
+        return details_or_none(details)
 
     def _keep_metadata(self, candidate: dict[str, Any], where: str) -> None:
         for key, name in _METADATA_KEYS:

@@ -32,7 +32,6 @@ from zigai.messages import (
     FinishReason,
     NativeToolCallPart,
     NativeToolReturnPart,
-    ProviderDetails,
     ProviderPart,
     ResponseMessage,
     ResponsePart,
@@ -41,6 +40,7 @@ from zigai.messages import (
     ToolCallPart,
     ToolOutcome,
 )
+from zigai.providers._wire import details_or_none
 from zigai.providers.openai.errors import OpenAIDecodeError
 from zigai.usage import InvalidUsage, RequestUsage
 
@@ -52,7 +52,6 @@ __all__ = [
     "text_part",
     "reasoning_part",
     "function_call_part",
-    "provider_details_of",
 ]
 
 
@@ -99,11 +98,6 @@ def _count(value: Any, path: str) -> int:
     return value
 
 
-def provider_details_of(values: Mapping[str, Any]) -> ProviderDetails | None:
-    """``values`` frozen as ProviderDetails, or None when empty."""
-    return ProviderDetails.from_value(dict(values)) if values else None
-
-
 # -- parts ----------------------------------------------------------------------------------
 
 
@@ -127,7 +121,7 @@ def text_part(content: Any, item_id: str | None, path: str, provider_name: str
     else:
         raise OpenAIDecodeError(f"unknown message content type {kind!r}", path=f"{path}.type")
     assert text is not None
-    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(extra))
+    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(extra))
     return TextPart(text, id=item_id, provider=provider), refusal
 
 
@@ -159,7 +153,7 @@ def reasoning_part(item: Mapping[str, Any], path: str, provider_name: str) -> Th
             texts.append(text)
     signature = string(item, "encrypted_content", path, optional=True)
     details = {"summary": summaries} if summaries else {}
-    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(details))
+    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(details))
     return ThinkingPart("\n\n".join(texts), id=item_id, signature=signature, provider=provider)
 
 
@@ -187,7 +181,7 @@ def native_parts(item: Mapping[str, Any], path: str, provider_name: str
     if not item_id:
         raise OpenAIDecodeError("provider tool call needs an id", path=f"{path}.id")
     tool = kind[: -len("_call")]
-    provider = ProviderPart(provider_name, id=item_id, details=provider_details_of(item))
+    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(item))
     action = item.get("action")
     args = zjson.dumps(action) if isinstance(action, dict) else "{}"
     status = item.get("status")
@@ -337,5 +331,5 @@ def decode_response(
         provider_response_id=string(root, "id", path, optional=True),
         finish_reason=reason,
         raw_finish_reason=raw,
-        provider_details=provider_details_of(details),
+        provider_details=details_or_none(details),
     )

@@ -49,12 +49,12 @@ from zigai.model import (
     ToolCallPartDelta,
 )
 from zigai.provider import ProviderServerError, parse_provider_json
+from zigai.providers._wire import details_or_none
 from zigai.providers.openai.decode import (
     decode_output_item,
     decode_usage,
     finish_reason,
     obj,
-    provider_details_of,
     string,
 )
 from zigai.providers.openai.errors import OpenAIDecodeError
@@ -100,7 +100,7 @@ class StreamDecoder:
             details["output"] = self._unknown_items
         if self._response_error is not None:
             details["error"] = self._response_error
-        return provider_details_of(details)
+        return details_or_none(details)
 
     # -- helpers --------------------------------------------------------------------------
 

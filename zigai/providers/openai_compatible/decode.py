@@ -38,6 +38,7 @@ from zigai.messages import (
     ToolCallPart,
 )
 from zigai.provider import ProviderResponseDecodeError
+from zigai.providers._wire import details_or_none
 from zigai.usage import InvalidUsage, RequestUsage
 
 __all__ = [
@@ -270,5 +271,5 @@ def _decode(value: Mapping[str, Any], provider_name: str, model_name: str | None
         provider_response_id=response_id if isinstance(response_id, str) and response_id else None,
         finish_reason=finish_reason(raw_reason),
         raw_finish_reason=raw_reason if isinstance(raw_reason, str) else None,
-        provider_details=ProviderDetails(details) if details else None,
+        provider_details=details_or_none(details),
     )

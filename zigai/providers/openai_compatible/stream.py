@@ -45,7 +45,7 @@ from zigai.model import (
     ToolCallPartDelta,
 )
 from zigai.provider import ProviderLineStream, ProviderServerError, parse_provider_json
-from zigai.providers._wire import DecodedLineStream
+from zigai.providers._wire import DecodedLineStream, details_or_none
 from zigai.providers.openai_compatible.decode import (
     DETAIL_KEYS,
     REASONING_FIELDS,
@@ -81,7 +81,7 @@ class StreamDecoder:
 
     @property
     def provider_details(self) -> ProviderDetails | None:
-        return ProviderDetails(self.details) if self.details else None
+        return details_or_none(self.details)
 
     def _start(self, part: ResponsePart) -> tuple[int, PartStartEvent]:
         index = len(self._parts)
