@@ -20,6 +20,7 @@ from typing import Any
 from zigai import messages as m
 from zigai.errors import MessageError
 from zigai.history.errors import InvalidHistory
+from zigai.json import type_name
 from zigai.usage import RequestUsage
 
 __all__ = ["decode_message"]
@@ -31,14 +32,9 @@ def _fail(message: str, path: str) -> InvalidHistory:
     return InvalidHistory(message, path=path)
 
 
-def _type_name(value: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean",
-            type(None): "null", int: "number", float: "number"}.get(type(value), "value")
-
-
 def string(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise _fail(f"expected a string, got {_type_name(value)}", path)
+        raise _fail(f"expected a string, got {type_name(value)}", path)
     return value
 
 
@@ -50,13 +46,13 @@ def optional(decoder: Decoder) -> Decoder:
 
 def boolean(value: Any, path: str) -> bool:
     if not isinstance(value, bool):
-        raise _fail(f"expected a boolean, got {_type_name(value)}", path)
+        raise _fail(f"expected a boolean, got {type_name(value)}", path)
     return value
 
 
 def integer(value: Any, path: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise _fail(f"expected an integer, got {_type_name(value)}", path)
+        raise _fail(f"expected an integer, got {type_name(value)}", path)
     return value
 
 
@@ -66,14 +62,14 @@ def json_value(value: Any, path: str) -> Any:
 
 def obj(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _fail(f"expected an object, got {_type_name(value)}", path)
+        raise _fail(f"expected an object, got {type_name(value)}", path)
     return value
 
 
 def array_of(decoder: Decoder) -> Decoder:
     def decode(value: Any, path: str) -> tuple[Any, ...]:
         if not isinstance(value, list):
-            raise _fail(f"expected an array, got {_type_name(value)}", path)
+            raise _fail(f"expected an array, got {type_name(value)}", path)
         return tuple(decoder(item, f"{path}[{index}]") for index, item in enumerate(value))
     return decode
 

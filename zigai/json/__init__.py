@@ -67,6 +67,7 @@ __all__ = [
     "parse",
     "parse_leaky",
     "dumps",
+    "type_name",
     "ValidationError",
     "MalformedJson",
     "JsonLimitExceeded",
@@ -214,3 +215,21 @@ def dumps(value: Any) -> str:
         raise NestingTooDeep("value nests too deeply to serialize") from None
     except (TypeError, ValueError) as exc:
         raise MalformedJson(f"not a JSON value: {exc}") from None
+
+
+def type_name(value: Any) -> str:
+    """The JSON type of a decoded value, for error messages (``null``, ``boolean``,
+    ``number``, ``string``, ``array``, ``object``); any other value gives its Python type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
+from zigai.json import type_name
 from zigai.messages import ProviderDetails
 from zigai.messages.json_value import thaw_json
 from zigai.model import (
@@ -190,12 +191,12 @@ class JsonReader:
 
     def obj(self, value: Any, path: str) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.fail(path, f"expected an object, got {_kind(value)}")
+            raise self.fail(path, f"expected an object, got {type_name(value)}")
         return value
 
     def arr(self, value: Any, path: str) -> list[Any]:
         if not isinstance(value, list):
-            raise self.fail(path, f"expected an array, got {_kind(value)}")
+            raise self.fail(path, f"expected an array, got {type_name(value)}")
         return value
 
     def field_obj(self, container: dict[str, Any], key: str, path: str) -> dict[str, Any]:
@@ -212,7 +213,7 @@ class JsonReader:
     def str_(self, container: dict[str, Any], key: str, path: str) -> str:
         value = container.get(key)
         if not isinstance(value, str):
-            raise self.fail(f"{path}.{key}", f"expected a string, got {_kind(value)}")
+            raise self.fail(f"{path}.{key}", f"expected a string, got {type_name(value)}")
         return value
 
     def opt_str(self, container: dict[str, Any], key: str, path: str) -> str | None:
@@ -220,7 +221,7 @@ class JsonReader:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise self.fail(f"{path}.{key}", f"expected a string, got {_kind(value)}")
+            raise self.fail(f"{path}.{key}", f"expected a string, got {type_name(value)}")
         return value
 
     def opt_int(self, container: dict[str, Any], key: str, path: str) -> int | None:
@@ -228,7 +229,8 @@ class JsonReader:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise self.fail(f"{path}.{key}", f"expected a non-negative integer, got {_kind(value)}")
+            raise self.fail(f"{path}.{key}",
+                            f"expected a non-negative integer, got {type_name(value)}")
         return value
 
     def parse(self, data: str | bytes, path: str = "$") -> Any:
@@ -236,22 +238,6 @@ class JsonReader:
             return parse_provider_json(data)
         except ProviderResponseDecodeError as exc:
             raise self.fail(path, str(exc)) from None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 class StreamStateMachine(Protocol):

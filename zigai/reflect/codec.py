@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zigai.errors import ToolError
+from zigai.json import type_name
 from zigai.reflect._types import object_fields, shape_of
 
 __all__ = ["decode", "encode", "DecodeError", "EncodeError", "MAX_ENCODE_DEPTH"]
@@ -55,22 +56,6 @@ def _fail(path: str, reason: str) -> DecodeError:
     return DecodeError(f"{path}: {reason}", path=path, reason=reason)
 
 
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _member_path(path: str, name: str) -> str:
     return f"{path}.{name}" if name.isidentifier() and name.isascii() else f"{path}[{name!r}]"
 
@@ -90,25 +75,25 @@ def decode(tp: Any, value: Any, path: str = "$") -> Any:
         return value
     if kind == "null":
         if value is not None:
-            raise _fail(path, f"expected null, got {_json_kind(value)}")
+            raise _fail(path, f"expected null, got {type_name(value)}")
         return None
     if kind == "bool":
         if not isinstance(value, bool):
-            raise _fail(path, f"expected boolean, got {_json_kind(value)}")
+            raise _fail(path, f"expected boolean, got {type_name(value)}")
         return value
     if kind == "int":
         if isinstance(value, int) and not isinstance(value, bool):
             return value
         if isinstance(value, float) and value.is_integer():
             return int(value)
-        raise _fail(path, f"expected integer, got {_json_kind(value)}")
+        raise _fail(path, f"expected integer, got {type_name(value)}")
     if kind == "float":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
-        raise _fail(path, f"expected number, got {_json_kind(value)}")
+        raise _fail(path, f"expected number, got {type_name(value)}")
     if kind == "str":
         if not isinstance(value, str):
-            raise _fail(path, f"expected string, got {_json_kind(value)}")
+            raise _fail(path, f"expected string, got {type_name(value)}")
         return value
     if kind == "literal":
         for option in shape.args:
@@ -125,20 +110,20 @@ def decode(tp: Any, value: Any, path: str = "$") -> Any:
         return _decode_union(shape.args, value, path)
     if kind in ("list", "tuple_var"):
         if not isinstance(value, list):
-            raise _fail(path, f"expected array, got {_json_kind(value)}")
+            raise _fail(path, f"expected array, got {type_name(value)}")
         items = [decode(shape.args[0], item, f"{path}[{i}]") for i, item in enumerate(value)]
         if kind == "tuple_var" or shape.args[1] is not list:
             return tuple(items)
         return items
     if kind == "tuple_fixed":
         if not isinstance(value, list):
-            raise _fail(path, f"expected array, got {_json_kind(value)}")
+            raise _fail(path, f"expected array, got {type_name(value)}")
         if len(value) != len(shape.args):
             raise _fail(path, f"expected exactly {len(shape.args)} items, got {len(value)}")
         return tuple(decode(arm, item, f"{path}[{i}]") for i, (arm, item) in enumerate(zip(shape.args, value, strict=True)))
     if kind == "dict":
         if not isinstance(value, dict):
-            raise _fail(path, f"expected object, got {_json_kind(value)}")
+            raise _fail(path, f"expected object, got {type_name(value)}")
         return {key: decode(shape.args[0], item, _member_path(path, key)) for key, item in value.items()}
     return _decode_object(shape.args[0], kind, value, path)
 
@@ -159,7 +144,7 @@ def _decode_union(arms: tuple[Any, ...], value: Any, path: str) -> Any:
 
 def _decode_object(tp: type, kind: str, value: Any, path: str) -> Any:
     if not isinstance(value, dict):
-        raise _fail(path, f"expected object, got {_json_kind(value)}")
+        raise _fail(path, f"expected object, got {type_name(value)}")
     fields = object_fields(tp)
     known = {f.name for f in fields}
     for key in value:

@@ -60,16 +60,8 @@ __all__ = [
 
 def obj(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
-        raise OpenAIDecodeError(f"expected an object, got {_kind(value)}", path=path)
+        raise OpenAIDecodeError(f"expected an object, got {zjson.type_name(value)}", path=path)
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-        type(value), "number"
-    )
 
 
 def string(container: Mapping[str, Any], key: str, path: str, *, optional: bool = False
@@ -78,7 +70,8 @@ def string(container: Mapping[str, Any], key: str, path: str, *, optional: bool 
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise OpenAIDecodeError(f"expected a string, got {_kind(value)}", path=f"{path}.{key}")
+        raise OpenAIDecodeError(f"expected a string, got {zjson.type_name(value)}",
+                                path=f"{path}.{key}")
     return value
 
 
@@ -88,7 +81,8 @@ def array(container: Mapping[str, Any], key: str, path: str, *, optional: bool =
     if value is None and optional:
         return []
     if not isinstance(value, list):
-        raise OpenAIDecodeError(f"expected an array, got {_kind(value)}", path=f"{path}.{key}")
+        raise OpenAIDecodeError(f"expected an array, got {zjson.type_name(value)}",
+                                path=f"{path}.{key}")
     return value
 
 
