@@ -11,6 +11,7 @@ from support.cassettes import (
     CassetteFilters,
     CassetteFormatError,
     CassetteMismatch,
+    Interaction,
     RecordingTransport,
     ReplayTransport,
     load_cassette,
@@ -95,30 +96,65 @@ def replay(text: str = CASSETTE, **kwargs: object) -> ReplayTransport:
 # ------------------------------------------------------------------------------ corpus
 
 
+def _recorded_request(interaction: Interaction) -> TransportRequest:
+    """The request an adapter would have sent, rebuilt from a recording's request side."""
+    body = interaction.request_body
+    if body is None:
+        return TransportRequest(interaction.method, interaction.uri, body=None)
+    return TransportRequest(interaction.method, interaction.uri, body=body.to_bytes())
+
+
 @pytest.mark.conformance
 def test_every_corpus_cassette_loads_and_replays(conformance_root: Path) -> None:
     files = sorted((conformance_root / "zigai-cassettes").rglob("*.yaml"))
     assert len(files) >= 100
-    streamed = 0
+    streamed = bodiless_requests = bodiless_responses = text_requests = 0
     for path in files:
         transport = ReplayTransport.load(path)
         assert transport.interactions, path
         for interaction in transport.interactions:
-            assert interaction.request_body is not None and interaction.request_body.type == "json"
-            request = post(interaction.request_body.content, interaction.uri, interaction.method)
+            request = _recorded_request(interaction)
+            if interaction.request_body is None:
+                bodiless_requests += 1
+                assert interaction.method in {"GET", "DELETE"}, (path, interaction.method)
+            elif interaction.request_body.type == "text":
+                text_requests += 1
             body = interaction.response_body
-            assert body is not None
-            if body.type == "text":
+            if body is not None and body.type == "text":
                 streamed += 1
                 with transport.stream_lines(request) as stream:
                     assert stream.status == interaction.status
                     assert b"\n".join(stream.lines()) + b"\n" == body.content.encode()
+                continue
+            response = transport.send(request)
+            assert response.status == interaction.status
+            if body is None:
+                bodiless_responses += 1
+                assert response.body == b""
             else:
-                response = transport.send(request)
-                assert response.status == interaction.status
                 assert json.loads(response.body) == body.content
         transport.assert_all_consumed()
     assert streamed >= 30
+    # The files/ recordings: GET/DELETE without bodies, redacted multipart uploads, and
+    # Google's upload start, whose answer is only a header.
+    assert bodiless_requests >= 7 and text_requests >= 3 and bodiless_responses >= 1
+
+
+def test_a_body_of_type_none_is_no_body_and_takes_no_content() -> None:
+    text = CASSETTE.replace(
+        "    body:\n      type: json\n      content:\n        model: \"m\"\n        temperature: 1\n"
+        "        stream: false\n        tags: [\"a\", \"b\"]\n",
+        "    body:\n      type: none\n",
+        1,
+    ).replace("method: POST", "method: GET", 1)
+    transport = replay(text)
+    assert transport.interactions[0].request_body is None
+    assert transport.send(TransportRequest("GET", URL, body=None)).status == 429
+    with pytest.raises(CassetteMismatch, match="has a body but none was recorded"):
+        replay(text).send(post(FIRST_BODY, method="GET"))
+    bad = text.replace("      type: none\n", "      type: none\n      content: ''\n", 1)
+    with pytest.raises(CassetteFormatError, match="type none has no content"):
+        parse_cassette(bad, "bad.yaml")
 
 
 @pytest.mark.conformance
@@ -379,3 +415,15 @@ def test_mock_transport_routes_through_the_handler() -> None:
             list(stream.lines())
     assert [r.url for r in mock.requests] == calls
     assert len(calls) == 3
+
+
+def test_a_session_url_header_is_kept_only_when_redacted() -> None:
+    redacted = "https://upload.example.com/upload/v1beta/files/REDACTED"
+    live = "https://upload.example.com/upload/v1beta/files/AbC123session"
+    head = CASSETTE.replace("      x-request-id:\n      - \"req_1\"\n",
+                            "      x-request-id:\n      - \"req_1\"\n      x-goog-upload-url:\n      - \"@URL@\"\n", 1)
+    kept = replay(head.replace("@URL@", redacted)).interactions[0].response_headers
+    assert ("x-goog-upload-url", redacted) in kept
+    for value in (live, redacted + "?upload_id=1"):
+        with pytest.raises(CassetteFormatError, match="sensitive header 'x-goog-upload-url'"):
+            parse_cassette(head.replace("@URL@", value), "live.yaml")

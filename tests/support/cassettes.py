@@ -3,8 +3,11 @@
 Format (``version: 1``)::
 
     interactions:
-    - request:  {method, uri, headers: {}, body: {type: json|text, content}}
-      response: {status, headers: {name: [values]}, body: {type: json|text, content}}
+    - request:  {method, uri, headers: {}, body: {type: json|text, content} | {type: none}}
+      response: {status, headers: {name: [values]}, body: {type: json|text, content} | {type: none}}
+
+``body: {type: none}`` (or no ``body`` key) records an exchange without a body: GET and DELETE
+requests, or a response that sent none (Google's resumable-upload start).
 
 Replay is strict and in order: method, URI (after the shared URL filter) and body must match.
 JSON bodies compare by *value* (key order irrelevant, types significant: ``1 != 1.0 != true``);
@@ -25,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -165,6 +169,10 @@ def _check_json_value(value: Any, where: str) -> None:
 def _body(raw: Any, where: str) -> Body | None:
     if raw is None:
         return None
+    if isinstance(raw, dict) and raw.get("type") == "none":
+        if set(raw) != {"type"}:
+            raise CassetteFormatError(f"{where}: a body of type none has no content")
+        return None
     if not isinstance(raw, dict) or set(raw) != {"type", "content"}:
         raise CassetteFormatError(f"{where}: body must be {{type, content}}")
     kind = raw["type"]
@@ -178,6 +186,18 @@ def _body(raw: Any, where: str) -> Body | None:
     raise CassetteFormatError(f"{where}: unknown body type {kind!r}")
 
 
+# Session-URL headers a recorder may keep once it has replaced the session id with REDACTED
+# (the spec's "map resumable-upload session URLs to deterministic values").
+_REDACTED_SESSION_URL_HEADERS = frozenset({"x-goog-upload-url"})
+
+
+def _is_redacted_session_url(name: str, value: str) -> bool:
+    if name.lower() not in _REDACTED_SESSION_URL_HEADERS:
+        return False
+    parts = urlsplit(value)
+    return not parts.query and not parts.fragment and parts.path.rsplit("/", 1)[-1] == "REDACTED"
+
+
 def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
     if raw is None:
         return ()
@@ -187,11 +207,11 @@ def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
     for name, values in raw.items():
         if not isinstance(name, str):
             raise CassetteFormatError(f"{where}: header name {name!r} is not a string")
-        if is_sensitive_header_name(name):
-            raise CassetteFormatError(f"{where}: sensitive header {name!r} is refused in cassettes")
         for value in values if isinstance(values, list) else [values]:
             if not isinstance(value, str):
                 raise CassetteFormatError(f"{where}: header {name!r} value must be a string")
+            if is_sensitive_header_name(name) and not _is_redacted_session_url(name, value):
+                raise CassetteFormatError(f"{where}: sensitive header {name!r} is refused in cassettes")
             pairs.append((name, value))
     return tuple(pairs)
 
