@@ -207,6 +207,30 @@ def test_get_without_body_sends_no_content_type() -> None:
     assert [name for name, _ in sent.headers] == ["Accept", "Authorization"]
 
 
+def test_raw_body_is_sent_unchanged_with_the_adapter_content_type() -> None:
+    transport = FakeTransport()
+    payload = b"--b\r\nbinary \x00\xff\r\n--b--\r\n"
+    provider(transport).send(
+        ProviderHttpRequest(
+            "files", body=payload, headers=(("Content-Type", "multipart/form-data; boundary=b"),)
+        )
+    )
+    sent = transport.requests[0]
+    assert sent.body == payload
+    assert sent.headers == (
+        ("Content-Type", "multipart/form-data; boundary=b"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Authorization", f"Bearer {SECRET}"),
+    )
+
+
+def test_raw_body_and_json_body_are_exclusive_and_raw_must_be_bytes() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        ProviderHttpRequest("files", json_body={}, body=b"x")
+    with pytest.raises(TypeError, match="bytes"):
+        ProviderHttpRequest("files", body="text")  # type: ignore[arg-type]
+
+
 def test_custom_header_auth_sends_the_raw_credential_under_that_name() -> None:
     transport = FakeTransport()
     provider(transport, auth=AuthStyle.header("x-api-key")).send(

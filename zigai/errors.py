@@ -64,7 +64,8 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
     │                             zigai.models        InvalidModelString (UnknownModelProvider),
-    │                                                 MissingCredentials
+    │                                                 MissingCredentials, InvalidFallback,
+    │                                                 InvalidSelection
     ├── ModelRetry                zigai.tool          control flow: a tool asks the model to retry
     ├── ToolError                 zigai.tool          InvalidToolArguments, ToolTimedOut,
     │                                                 ToolDefinitionError, ToolRetriesExceeded,

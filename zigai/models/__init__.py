@@ -9,11 +9,25 @@ Invariants
     * ``import zigai.models`` imports no provider adapter and no third-party package.
     * Everything here is a Model or data about models; nothing adds a branch to the agent loop.
 
-Submodules: ``infer`` (model strings, credentials from the environment).
+Submodules: ``infer`` (model strings, credentials from the environment), ``fallback``
+(:class:`Fallback`: ordered candidates for transient failures), ``selector`` (:class:`Selector`:
+application-chosen model per request).
+
+Model strings stay single-model on purpose: a ``fallback:`` prefix would have to split the
+rest of the string into several model strings, and zigai does not restrict which characters a
+provider's model name may contain (gateways accept arbitrary names), so no separator is
+unambiguous.  Compose in Python instead: ``Fallback([infer_model(a), infer_model(b)])``.
 """
 
 from __future__ import annotations
 
+from zigai.models.fallback import (
+    DEFAULT_FALLBACK_ON,
+    Fallback,
+    FallbackAttempt,
+    FallbackStreamedResponse,
+    InvalidFallback,
+)
 from zigai.models.infer import (
     MAX_MODEL_STRING,
     PROVIDERS,
@@ -26,8 +40,16 @@ from zigai.models.infer import (
     infer_model,
     parse_model_string,
 )
+from zigai.models.selector import InvalidSelection, Selector
 
 __all__ = [
+    "DEFAULT_FALLBACK_ON",
+    "Fallback",
+    "FallbackAttempt",
+    "FallbackStreamedResponse",
+    "InvalidFallback",
+    "InvalidSelection",
+    "Selector",
     "MAX_MODEL_STRING",
     "PROVIDERS",
     "ProviderSpec",

@@ -84,7 +84,9 @@ class ProviderHttpRequest:
 
     ``path`` is a relative endpoint (``"responses"``, ``"messages"``,
     ``"models/gemini-2.5-flash:generateContent?alt=sse"``); the provider joins it to its root
-    and refuses anything that would leave it.  ``json_body`` is serialized by the provider.
+    and refuses anything that would leave it.  ``json_body`` is serialized by the provider;
+    ``body`` is sent as given instead (file uploads: the adapter also sets ``Content-Type``).
+    At most one of the two may be set.
     ``headers`` are adapter headers (e.g. ``anthropic-version``); they may not carry
     credentials and may not conflict with configured headers.  ``deadline`` is an absolute
     monotonic time; the provider tightens it with its own request timeout.
@@ -106,10 +108,16 @@ class ProviderHttpRequest:
     capture_error_body: bool = False
     max_error_body_bytes: int = 4096
     response_header_sink: ResponseHeaderSink | None = None
+    body: bytes | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, str):
             raise TypeError("ProviderHttpRequest.path must be a string")
+        if self.body is not None:
+            if not isinstance(self.body, bytes):
+                raise TypeError("ProviderHttpRequest.body must be bytes or None")
+            if self.json_body is not None:
+                raise ValueError("ProviderHttpRequest takes json_body or body, not both")
         object.__setattr__(self, "headers", tuple((str(k), str(v)) for k, v in self.headers))
         if isinstance(self.max_error_body_bytes, bool) or self.max_error_body_bytes < 0:
             raise ValueError("max_error_body_bytes must be a non-negative int")

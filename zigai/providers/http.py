@@ -392,7 +392,7 @@ class Configured:
         url = join_endpoint(self.api_root, request.path)
         self.url_policy.check(url)
         headers = self._headers_for(request)
-        body: bytes | None = None
+        body: bytes | None = request.body
         if request.json_body is not None:
             from zigai import json as zjson
 
