@@ -40,6 +40,10 @@ The tree (bases here, named leaves in their modules)::
     │                                                 UnexpectedRedirect, ProviderConnectionError,
     │                                                 ProviderResponseDecodeError
     ├── ProviderError             zigai.providers.*   encoding/decoding failures of one wire protocol
+    │                             zigai.provider.operations UnsupportedProviderOperation
+    │                             zigai.provider.discovery ModelDiscoveryError
+    │                                                 (DiscoveryLimitExceeded, InvalidModelListing,
+    │                                                 DuplicateDiscoveredModel, DiscoveryResultClosed)
     │                             zigai.providers.sse SseEventTooLarge
     │                             zigai.providers.http InvalidProviderConfiguration,
     │                                                 InvalidProviderRequest, ProviderHeaderConflict

@@ -20,6 +20,9 @@ Invariants
     * ``ProviderHttpResponse.json()`` is bounded by ``zigai.json.defaults.provider_response``;
       malformed JSON raises :class:`ProviderResponseDecodeError` (retry category ``decode``),
       while a size/depth limit failure keeps its own ``JsonError`` (never retried).
+
+Submodules: ``operations`` (the optional operations and :class:`UnsupportedProviderOperation`),
+``discovery`` (``list_models`` values and the bounded page loop).
 """
 
 from __future__ import annotations
@@ -50,9 +53,26 @@ from zigai.provider._errors import (
     raise_provider_error,
     redact_body,
 )
+from zigai.provider.discovery import (
+    DiscoveryLimitExceeded,
+    DiscoveryLimits,
+    DuplicateDiscoveredModel,
+    InvalidModelListing,
+    OwnedProviderModels,
+    ProviderModelDescriptor,
+)
+from zigai.provider.operations import ProviderOperations, UnsupportedProviderOperation
 from zigai.transport.base import Headers, ResponseHeaderSink
 
 __all__ = [
+    "DiscoveryLimitExceeded",
+    "DiscoveryLimits",
+    "DuplicateDiscoveredModel",
+    "InvalidModelListing",
+    "OwnedProviderModels",
+    "ProviderModelDescriptor",
+    "ProviderOperations",
+    "UnsupportedProviderOperation",
     "MAX_ERROR_CODE_CHARS",
     "MAX_ERROR_MESSAGE_CHARS",
     "Headers",

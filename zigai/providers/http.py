@@ -41,6 +41,7 @@ from zigai.provider import (
     ProviderHttpRequest,
     ProviderHttpResponse,
     ProviderLineStream,
+    ProviderOperations,
     raise_provider_error,
 )
 from zigai.security import Redactor, UrlPolicy, is_sensitive_header_name
@@ -211,13 +212,14 @@ def join_endpoint(api_root: str, path: str) -> str:
     return url
 
 
-class Configured:
+class Configured(ProviderOperations):
     """A concrete provider: identity, API root, credential, headers, policy and transport.
 
     ``auth`` defaults to bearer when a credential is given and to none otherwise.
     ``headers`` are sent with every request; ``request_timeout_ms`` caps each attempt;
     ``profile_lookup`` answers :meth:`profile_for`; ``idempotency_header`` names the header
-    idempotency keys travel in when the request itself names none.
+    idempotency keys travel in when the request itself names none.  The optional operations
+    (discovery, files) are unsupported here; provider modules override them.
     """
 
     __slots__ = (

@@ -6,6 +6,10 @@ Job
     Gemini client's relative model operations onto the Vertex resource
     ``projects/{project}/locations/{location}/publishers/google/models/{model}:{operation}``.
     :func:`regional_api_base` returns a regional root.  ``Client`` is the Gemini client.
+    :meth:`Provider.list_models` lists Google's publisher models through Model Garden
+    (``v1beta1`` ``publishers/google/models``) on a second configuration with the same
+    credential; ids are the last resource segment.  Vertex does not offer the AI Studio Files
+    API, so the file operations stay unsupported.
 
 Invariants
     * Only ``generateContent`` and SSE ``streamGenerateContent`` are accepted; every resource
@@ -22,17 +26,27 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
+from zigai.control import RunControl
 from zigai.errors import ProviderError
 from zigai.model import ModelProfile
-from zigai.provider import ProviderHttpRequest, ProviderHttpResponse, ProviderLineStream
+from zigai.provider import (
+    ProviderHttpRequest,
+    ProviderHttpResponse,
+    ProviderLineStream,
+    ProviderOperations,
+)
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import list_models_with
 from zigai.providers._wire import LazyHttpTransport
 from zigai.providers.google import Client
+from zigai.providers.google._discovery import VertexModelListing
 from zigai.providers.http import AuthStyle, Configured
 from zigai.security import UrlPolicy
 
 __all__ = [
     "API_BASE",
     "PROVIDER_NAME",
+    "discovery_api_base",
     "Client",
     "InvalidVertexResource",
     "Provider",
@@ -65,10 +79,20 @@ def regional_api_base(location: str) -> str:
     return f"https://{location}-aiplatform.googleapis.com/v1"
 
 
-class Provider:
-    """Vertex AI boundary: maps Gemini model operations onto project/location resources."""
+def discovery_api_base(base_url: str) -> str | None:
+    """The ``v1beta1`` root Model Garden listing lives under, for a ``.../v1`` root."""
+    trimmed = base_url.rstrip("/")
+    return trimmed[: -len("/v1")] + "/v1beta1" if trimmed.endswith("/v1") else None
 
-    __slots__ = ("name", "project", "location", "_http")
+
+class Provider(ProviderOperations):
+    """Vertex AI boundary: maps Gemini model operations onto project/location resources.
+
+    ``discovery_base_url`` defaults to the ``v1beta1`` sibling of ``base_url``;
+    ``discovery_limits`` bounds :meth:`list_models`.
+    """
+
+    __slots__ = ("name", "project", "location", "_http", "_discovery", "discovery_limits")
 
     def __init__(
         self,
@@ -82,7 +106,10 @@ class Provider:
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        discovery_base_url: str | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
+        headers = tuple(headers)
         self.project = _check(project, _PROJECT, "project")
         self.location = _check(location, _LOCATION, "location")
         if transport is None:
@@ -93,6 +120,13 @@ class Provider:
             headers=headers, url_policy=url_policy, request_timeout_ms=request_timeout_ms,
             profile_lookup=profile_lookup,
         )
+        root = discovery_base_url if discovery_base_url is not None else discovery_api_base(base_url)
+        self._discovery = None if root is None else Configured(
+            PROVIDER_NAME, root, transport, credential=access_token, auth=AuthStyle.bearer(),
+            headers=headers, url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms,
+        )
+        self.discovery_limits = discovery_limits
 
     def __repr__(self) -> str:
         return f"vertex_ai.Provider(project={self.project!r}, location={self.location!r}, {self._http!r})"
@@ -126,3 +160,20 @@ class Provider:
 
     def provider(self) -> Provider:
         return self
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+    ) -> OwnedProviderModels:
+        """Google's publisher models (``publishers/google/models``), every page, bounded."""
+        if self._discovery is None:
+            raise self._unsupported(
+                "list_models", "base_url does not end in /v1; pass discovery_base_url"
+            )
+        return list_models_with(
+            self._discovery, lambda bounds: VertexModelListing(bounds.page_size), limits=limits,
+            default_limits=self.discovery_limits, control=control, deadline=deadline,
+        )

@@ -22,9 +22,12 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import ALL_CONTENT_KINDS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import list_models_with
 from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
 from zigai.providers.anthropic._decode import (
     FINISH_REASONS,
@@ -33,6 +36,7 @@ from zigai.providers.anthropic._decode import (
     decode_usage,
     finish_reason,
 )
+from zigai.providers.anthropic._discovery import AnthropicModelListing
 from zigai.providers.anthropic._encode import (
     PROVIDER_NAME,
     RESERVED_KEYS,
@@ -108,9 +112,12 @@ def default_profile(model_name: str) -> ModelProfile:
 
 
 class Provider(Configured):
-    """The Anthropic provider boundary: API root, ``x-api-key`` credential, transport, policy."""
+    """The Anthropic provider boundary: API root, ``x-api-key`` credential, transport, policy.
 
-    __slots__ = ()
+    ``discovery_limits`` bounds :meth:`list_models`.
+    """
+
+    __slots__ = ("discovery_limits",)
 
     def __init__(
         self,
@@ -122,6 +129,7 @@ class Provider(Configured):
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
@@ -135,6 +143,22 @@ class Provider(Configured):
             url_policy=url_policy,
             request_timeout_ms=request_timeout_ms,
             profile_lookup=profile_lookup,
+        )
+        self.discovery_limits = discovery_limits
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+    ) -> OwnedProviderModels:
+        """``GET models`` page by page (``after_id``), bounded by ``limits`` or
+        ``discovery_limits``."""
+        return list_models_with(
+            self, lambda bounds: AnthropicModelListing(bounds.page_size, API_VERSION),
+            limits=limits, default_limits=self.discovery_limits, control=control,
+            deadline=deadline,
         )
 
 

@@ -23,9 +23,12 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import COMMON_SETTINGS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import list_models_with
 from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
 from zigai.providers.google._decode import (
     PartBuilder,
@@ -34,6 +37,7 @@ from zigai.providers.google._decode import (
     decode_usage,
     finish_reason,
 )
+from zigai.providers.google._discovery import GeminiModelListing
 from zigai.providers.google._encode import (
     EXTRA_BODY_TAG,
     RESERVED_KEYS,
@@ -108,9 +112,12 @@ def default_profile(model_name: str) -> ModelProfile:
 
 
 class Provider(Configured):
-    """The Google AI Studio provider boundary (``x-goog-api-key``, identity ``gcp.gen_ai``)."""
+    """The Google AI Studio provider boundary (``x-goog-api-key``, identity ``gcp.gen_ai``).
 
-    __slots__ = ()
+    ``discovery_limits`` bounds :meth:`list_models`.
+    """
+
+    __slots__ = ("discovery_limits",)
 
     def __init__(
         self,
@@ -122,6 +129,7 @@ class Provider(Configured):
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
@@ -129,6 +137,20 @@ class Provider(Configured):
             PROVIDER_NAME, base_url, transport, credential=api_key,
             auth=AuthStyle.header("x-goog-api-key"), headers=headers, url_policy=url_policy,
             request_timeout_ms=request_timeout_ms, profile_lookup=profile_lookup,
+        )
+        self.discovery_limits = discovery_limits
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+    ) -> OwnedProviderModels:
+        """``GET models`` page by page (``pageToken``); ids lose their ``models/`` prefix."""
+        return list_models_with(
+            self, lambda bounds: GeminiModelListing(bounds.page_size), limits=limits,
+            default_limits=self.discovery_limits, control=control, deadline=deadline,
         )
 
 

@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import ModelProfile, ModelRequest, ModelStreamEvent
 from zigai.provider import Provider as ProviderProtocol
 from zigai.provider import ProviderHttpRequest, ProviderLineStream
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import OpenAIStyleListing, list_models_with
 from zigai.providers._wire import (
     AdapterClient,
     DecodedLineStream,
@@ -60,10 +63,10 @@ class Provider(Configured):
 
     ``organization`` / ``project`` become the ``OpenAI-Organization`` / ``OpenAI-Project``
     configured headers.  ``name`` lets OpenAI-wire services reuse this class with their own
-    identity.
+    identity.  ``discovery_limits`` bounds :meth:`list_models`.
     """
 
-    __slots__ = ()
+    __slots__ = ("discovery_limits",)
 
     def __init__(
         self,
@@ -79,6 +82,7 @@ class Provider(Configured):
         project: str | None = None,
         name: str = "openai",
         auth: AuthStyle | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
         configured = list(headers)
         if organization is not None:
@@ -96,6 +100,19 @@ class Provider(Configured):
             request_timeout_ms=request_timeout_ms,
             profile_lookup=profile_lookup,
         )
+        self.discovery_limits = discovery_limits
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+    ) -> OwnedProviderModels:
+        """``GET models`` (every page), bounded by ``limits`` or ``discovery_limits``."""
+        return list_models_with(self, lambda bounds: OpenAIStyleListing(), limits=limits,
+                                default_limits=self.discovery_limits, control=control,
+                                deadline=deadline)
 
 
 class OpenAIStreamedResponse(DecodedLineStream):

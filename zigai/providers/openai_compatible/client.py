@@ -28,10 +28,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import ModelProfile, ModelRequest, StreamedResponse
-from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
+from zigai.provider import ProviderHttpRequest, ProviderOperations, ProviderResponseDecodeError
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
 from zigai.providers import profiles
+from zigai.providers._discovery import OpenAIStyleListing, list_models_with
 from zigai.providers._wire import AdapterClient, LazyHttpTransport, http_request, open_stream
 from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai_compatible.decode import decode_response
@@ -59,12 +62,13 @@ class NamedDefaults:
     url_policy: UrlPolicy | None = None
 
 
-class Provider:
+class Provider(ProviderOperations):
     """An authenticated Chat Completions endpoint (wraps ``providers.http.Configured``).
 
     ``api_key`` is required unless the defaults' auth style is ``none``.  ``transport``
     defaults to a lazily created ``HttpTransport`` that applies the same URL policy.
     ``profile_lookup`` and ``profile_override`` are layers 1 and 4 of profile resolution.
+    ``discovery_limits`` bounds :meth:`list_models` (OpenAI's ``GET models`` contract).
     """
 
     defaults: ClassVar[NamedDefaults] = NamedDefaults(
@@ -85,6 +89,7 @@ class Provider:
         idempotency_header: str | None = None,
         name: str | None = None,
         auth: AuthStyle | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
         defaults = self.defaults
         root = base_url if base_url is not None else defaults.api_base
@@ -96,6 +101,7 @@ class Provider:
         self.profile_override = profile_override
         self.builtin_lookup = defaults.builtin_lookup
         self.idempotency_header = idempotency_header
+        self.discovery_limits = discovery_limits
         self._configured = Configured(
             name if name is not None else defaults.name,
             root,
@@ -147,6 +153,19 @@ class Provider:
 
     def profile_for(self, model_name: str) -> ModelProfile | None:
         return self._configured.profile_for(model_name)
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+    ) -> OwnedProviderModels:
+        """``GET models`` in OpenAI's shape (every page), bounded by ``limits`` or
+        ``discovery_limits``."""
+        return list_models_with(self._configured, lambda bounds: OpenAIStyleListing(),
+                                limits=limits, default_limits=self.discovery_limits,
+                                control=control, deadline=deadline)
 
     def resolve_profile(self, model_name: str, fallback: ModelProfile) -> ModelProfile:
         """All four layers for ``model_name`` with the client's ``fallback``."""
