@@ -42,22 +42,25 @@ import yaml  # noqa: E402
 DEFAULT_SCENARIOS = ROOT / "cassettes" / "conformance-scenarios.yaml"
 FAMILIES = frozenset(
     {"buffered", "function-tool", "streamed-text", "streamed-function-tool",
-     "structured-output", "thinking", "provider-error"}
+     "structured-output", "thinking", "provider-error", "provider-files"}
 )
 STREAMED_FAMILIES = frozenset({"streamed-text", "streamed-function-tool", "thinking"})
 EXPECT_KEYS = frozenset(
-    {"output", "output_contains", "tool_calls", "requests", "thinking", "error", "status"}
+    {"output", "output_contains", "tool_calls", "requests", "thinking", "error", "status",
+     "file", "download_json"}
 )
 SCENARIO_KEYS = frozenset(
     {"match", "family", "system", "prompt", "tool", "settings", "output_schema", "output_name",
-     "retry", "runs", "expect"}
+     "retry", "runs", "expect", "file", "operations"}
 )
+FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
+FILE_OPERATIONS = ("upload", "inspect", "download", "delete")
+FILE_PROVIDERS = ("anthropic", "google", "openai")
 # Routes the corpus records but this port implements in later work.
 LATER_WORK = {
     "bedrock-converse": "Bedrock Converse route is later work",
     "mistral-conversations": "Mistral Conversations route is later work",
     "cohere-v2": "Cohere v2 native chat route is later work",
-    "provider-files": "provider Files API route is later work",
 }
 NAMED_COMPATIBLE = (
     "azure_openai", "bedrock", "cerebras", "cohere", "crusoe", "deepseek", "doubleword", "groq",
@@ -94,6 +97,8 @@ class Scenario:
     retry: dict[str, Any] | None = None
     runs: tuple[dict[str, Any], ...] = ()
     expect: dict[str, Any] = field(default_factory=dict)
+    file: dict[str, Any] | None = None
+    operations: tuple[str, ...] = ()
 
 
 def load_scenarios(path: Path) -> list[Scenario]:
@@ -108,11 +113,15 @@ def load_scenarios(path: Path) -> list[Scenario]:
         unknown = set(raw) - SCENARIO_KEYS
         if unknown:
             raise ScenarioError(f"{where}: unknown keys {sorted(unknown)}")
-        for key in ("match", "family", "prompt"):
+        required = ("match", "family") if raw.get("family") == "provider-files" else (
+            "match", "family", "prompt")
+        for key in required:
             if not isinstance(raw.get(key), str) or not raw[key]:
                 raise ScenarioError(f"{where}: '{key}' is required")
         if raw["family"] not in FAMILIES:
             raise ScenarioError(f"{where}: unknown family {raw['family']!r}")
+        if raw["family"] == "provider-files":
+            _check_file_scenario(raw, where)
         expectations = [raw.get("expect") or {}] + [r.get("expect") or {} for r in raw.get("runs") or []]
         for expect in expectations:
             bad = set(expect) - EXPECT_KEYS
@@ -124,14 +133,30 @@ def load_scenarios(path: Path) -> list[Scenario]:
             raise ScenarioError(f"{where}: structured-output scenarios need 'output_schema'")
         found.append(
             Scenario(
-                match=raw["match"], family=raw["family"], prompt=raw["prompt"],
+                match=raw["match"], family=raw["family"], prompt=raw.get("prompt", ""),
                 system=raw.get("system"), tool=raw.get("tool"),
                 settings=dict(raw.get("settings") or {}), output_schema=raw.get("output_schema"),
                 output_name=raw.get("output_name", "response"), retry=raw.get("retry"),
                 runs=tuple(raw.get("runs") or ()), expect=dict(raw.get("expect") or {}),
+                file=raw.get("file"), operations=tuple(raw.get("operations") or ()),
             )
         )
     return found
+
+
+def _check_file_scenario(raw: dict[str, Any], where: str) -> None:
+    spec = raw.get("file")
+    if not isinstance(spec, dict) or not {"filename", "content", "media_type"} <= set(spec):
+        raise ScenarioError(f"{where}: provider-files scenarios need file: {{filename, content, "
+                            "media_type[, purpose]}")
+    unknown = set(spec) - FILE_KEYS
+    if unknown:
+        raise ScenarioError(f"{where}: unknown file keys {sorted(unknown)}")
+    operations = raw.get("operations")
+    if (not isinstance(operations, list) or not operations or operations[0] != "upload"
+            or any(op not in FILE_OPERATIONS for op in operations)):
+        raise ScenarioError(f"{where}: operations must start with upload and use only "
+                            f"{', '.join(FILE_OPERATIONS)}")
 
 
 def find_scenario(relative: str, scenarios: list[Scenario]) -> Scenario | None:
@@ -164,7 +189,11 @@ def detect_route(path: Path, first: Any) -> Route:
     origin = f"{parts.scheme}://{parts.netloc}"
     p = parts.path
     if p.endswith("/files") or "/files/" in p:
-        return Route("provider-files", origin, "", None)
+        provider = next((n for n in FILE_PROVIDERS if stem == n or stem.startswith(n + "_")), None)
+        root = p.rsplit("/files", 1)[0]
+        if root.startswith("/upload/"):  # Google's resumable upload root mirrors the API root
+            root = root[len("/upload"):]
+        return Route("provider-files", origin + root, "", provider)
     if p.endswith("/converse") or p.endswith("/converse-stream"):
         return Route("bedrock-converse", origin, "", None)
     if p.endswith("/conversations"):
@@ -240,7 +269,59 @@ def build_model(route: Route, transport: Any) -> Any:
     raise Skip(f"route {route.kind} is not implemented")
 
 
+def build_file_provider(route: Route, transport: Any) -> Any:
+    """The provider object whose file operations a files route exercises."""
+    key = "sk-conformance-not-a-secret"
+    if route.named == "openai":
+        openai = _import("zigai.providers.openai")
+        return openai.Provider(key, transport=transport, base_url=route.api_root)
+    if route.named == "anthropic":
+        anthropic = _import("zigai.providers.anthropic")
+        return anthropic.Provider(key, transport, base_url=route.api_root)
+    if route.named == "google":
+        google = _import("zigai.providers.google")
+        parts = urlsplit(route.api_root)
+        upload = f"{parts.scheme}://{parts.netloc}/upload{parts.path}"
+        return google.Provider(key, transport, base_url=route.api_root, upload_base_url=upload)
+    raise Skip(f"no files provider is named by this cassette ({route.api_root})")
+
+
 # --------------------------------------------------------------------------- runs
+
+
+def _check_file(descriptor: Any, expect: dict[str, Any], provider_name: str) -> None:
+    if descriptor.provider_name != provider_name:
+        raise AssertionError(f"descriptor owner {descriptor.provider_name!r} != {provider_name!r}")
+    for key, want in (expect.get("file") or {}).items():
+        got = getattr(descriptor, key)
+        if got != want:
+            raise AssertionError(f"file {key} {got!r} != expected {want!r}")
+
+
+def run_file_operations(provider: Any, scenario: Scenario) -> None:
+    """Upload the scenario's file, then inspect / download / delete it through its handle."""
+    from zigai.provider import ProviderFileInput
+
+    spec = scenario.file or {}
+    content = spec["content"].encode("utf-8")
+    upload = ProviderFileInput(spec["filename"], content, spec["media_type"], spec.get("purpose"))
+    with provider.upload_file(upload) as uploaded:
+        _check_file(uploaded.value, scenario.expect, provider.name)
+        handle = uploaded.uploaded_file()
+    for operation in scenario.operations[1:]:
+        if operation == "inspect":
+            with provider.inspect_file(handle) as inspected:
+                if inspected.value.file_id != handle.file_id:
+                    raise AssertionError(f"inspected {inspected.value.file_id!r} != {handle.file_id!r}")
+                _check_file(inspected.value, scenario.expect, provider.name)
+        elif operation == "download":
+            with provider.download_file(handle) as download:
+                if "download_json" in scenario.expect:
+                    got = json.loads(download.data)
+                    if got != scenario.expect["download_json"]:
+                        raise AssertionError(f"downloaded {got!r} != {scenario.expect['download_json']!r}")
+        else:
+            provider.delete_file(handle)
 
 
 def _build_agent(scenario: Scenario, model: Any) -> Any:
@@ -361,6 +442,10 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
 
     transport = ReplayTransport.load(path)
     route = detect_route(path, transport.interactions[0])
+    if route.kind == "provider-files":
+        from support.file_redaction import file_filters
+
+        transport = ReplayTransport.load(path, filters=file_filters())
     # A route that belongs to later work skips by its name before scenario lookup, so a
     # missing scenario is never hidden behind a later-work skip (or the other way round).
     if route.kind in LATER_WORK:
@@ -368,6 +453,12 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
     scenario = find_scenario(relative, scenarios)
     if scenario is None:
         raise Skip("no scenario matches this cassette")
+    if route.kind == "provider-files" or scenario.family == "provider-files":
+        if route.kind != "provider-files" or scenario.family != "provider-files":
+            raise AssertionError(f"route {route.kind} does not fit family {scenario.family}")
+        run_file_operations(build_file_provider(route, transport), scenario)
+        transport.assert_all_consumed()
+        return
     model = build_model(route, transport)
     agent = _build_agent(scenario, model)
     if scenario.family == "provider-error":

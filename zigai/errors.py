@@ -44,6 +44,12 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.provider.discovery ModelDiscoveryError
     │                                                 (DiscoveryLimitExceeded, InvalidModelListing,
     │                                                 DuplicateDiscoveredModel, DiscoveryResultClosed)
+    │                             zigai.provider.files ProviderFileError (InvalidProviderFileInput,
+    │                                                 ProviderFileTooLarge, ForeignProviderFile,
+    │                                                 InvalidProviderFileHandle,
+    │                                                 InvalidProviderFileResponse,
+    │                                                 ProviderFileResultClosed,
+    │                                                 UploadSessionRejected)
     │                             zigai.providers.sse SseEventTooLarge
     │                             zigai.providers.http InvalidProviderConfiguration,
     │                                                 InvalidProviderRequest, ProviderHeaderConflict

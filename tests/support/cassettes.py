@@ -107,14 +107,20 @@ class CassetteFilters:
     """Filters shared by recording and replay so sanitized cassettes still replay strictly.
 
     ``json_omit_keys`` recursively drops volatile keys from JSON bodies; ``url`` rewrites
-    request URLs (e.g. to strip a session id).  Filters only ever touch recorded copies.
+    request URLs (e.g. to strip a session id); ``request_body`` maps a whole request to the
+    body bytes a recording keeps (e.g. :mod:`support.file_redaction`).  Filters only ever
+    touch recorded copies.
     """
 
     json_omit_keys: frozenset[str] = frozenset()
     url: Callable[[str], str] | None = None
+    request_body: Callable[[TransportRequest], bytes | None] | None = None
 
     def apply_url(self, url: str) -> str:
         return url if self.url is None else self.url(url)
+
+    def apply_body(self, request: TransportRequest) -> bytes | None:
+        return request.body if self.request_body is None else self.request_body(request)
 
     def apply_json(self, value: Any) -> Any:
         return _omit_keys(value, self.json_omit_keys) if self.json_omit_keys else value
@@ -374,7 +380,7 @@ class ReplayTransport:
         uri = self.filters.apply_url(request.url)
         if uri != expected.uri:
             raise CassetteMismatch(f"{where}: uri mismatch\n{_diff([expected.uri], [uri])}")
-        self._match_body(request.body, expected.request_body, where)
+        self._match_body(self.filters.apply_body(request), expected.request_body, where)
         self.position += 1
         return expected
 
@@ -505,7 +511,7 @@ class RecordingTransport:
             Interaction(
                 method=request.method,
                 uri=self.filters.apply_url(request.url),
-                request_body=_classify(request.body, self.filters),
+                request_body=_classify(self.filters.apply_body(request), self.filters),
                 status=status,
                 response_headers=kept,
                 response_body=body,

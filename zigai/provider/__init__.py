@@ -22,7 +22,8 @@ Invariants
       while a size/depth limit failure keeps its own ``JsonError`` (never retried).
 
 Submodules: ``operations`` (the optional operations and :class:`UnsupportedProviderOperation`),
-``discovery`` (``list_models`` values and the bounded page loop).
+``discovery`` (``list_models`` values and the bounded page loop), ``files`` (provider files:
+inputs, descriptors, owners, limits, multipart framing).
 """
 
 from __future__ import annotations
@@ -61,6 +62,19 @@ from zigai.provider.discovery import (
     OwnedProviderModels,
     ProviderModelDescriptor,
 )
+from zigai.provider.files import (
+    ForeignProviderFile,
+    InvalidProviderFileHandle,
+    InvalidProviderFileInput,
+    InvalidProviderFileResponse,
+    OwnedProviderFile,
+    OwnedProviderFileDownload,
+    ProviderFile,
+    ProviderFileInput,
+    ProviderFileLimits,
+    ProviderFileTooLarge,
+    UploadSessionRejected,
+)
 from zigai.provider.operations import ProviderOperations, UnsupportedProviderOperation
 from zigai.transport.base import Headers, ResponseHeaderSink
 
@@ -68,11 +82,22 @@ __all__ = [
     "DiscoveryLimitExceeded",
     "DiscoveryLimits",
     "DuplicateDiscoveredModel",
+    "ForeignProviderFile",
     "InvalidModelListing",
+    "InvalidProviderFileHandle",
+    "InvalidProviderFileInput",
+    "InvalidProviderFileResponse",
+    "OwnedProviderFile",
+    "OwnedProviderFileDownload",
     "OwnedProviderModels",
+    "ProviderFile",
+    "ProviderFileInput",
+    "ProviderFileLimits",
+    "ProviderFileTooLarge",
     "ProviderModelDescriptor",
     "ProviderOperations",
     "UnsupportedProviderOperation",
+    "UploadSessionRejected",
     "MAX_ERROR_CODE_CHARS",
     "MAX_ERROR_MESSAGE_CHARS",
     "Headers",

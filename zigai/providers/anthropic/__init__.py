@@ -27,8 +27,15 @@ from zigai.messages import ResponseMessage
 from zigai.model import ALL_CONTENT_KINDS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
 from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.provider.files import (
+    OwnedProviderFile,
+    OwnedProviderFileDownload,
+    ProviderFileInput,
+    ProviderFileLimits,
+)
 from zigai.providers._discovery import list_models_with
 from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
+from zigai.providers.anthropic import _files
 from zigai.providers.anthropic._decode import (
     FINISH_REASONS,
     StreamDecoder,
@@ -38,6 +45,7 @@ from zigai.providers.anthropic._decode import (
 )
 from zigai.providers.anthropic._discovery import AnthropicModelListing
 from zigai.providers.anthropic._encode import (
+    FILES_BETA,
     PROVIDER_NAME,
     RESERVED_KEYS,
     beta_features,
@@ -114,10 +122,12 @@ def default_profile(model_name: str) -> ModelProfile:
 class Provider(Configured):
     """The Anthropic provider boundary: API root, ``x-api-key`` credential, transport, policy.
 
-    ``discovery_limits`` bounds :meth:`list_models`.
+    ``discovery_limits`` bounds :meth:`list_models`; ``file_limits`` bounds uploads (default:
+    Anthropic's documented 500 MB per file).  File requests always carry the Files API beta
+    header.
     """
 
-    __slots__ = ("discovery_limits",)
+    __slots__ = ("discovery_limits", "file_limits")
 
     def __init__(
         self,
@@ -130,6 +140,7 @@ class Provider(Configured):
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
         discovery_limits: DiscoveryLimits | None = None,
+        file_limits: ProviderFileLimits | None = None,
     ) -> None:
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
@@ -145,6 +156,7 @@ class Provider(Configured):
             profile_lookup=profile_lookup,
         )
         self.discovery_limits = discovery_limits
+        self.file_limits = file_limits if file_limits is not None else _files.DEFAULT_FILE_LIMITS
 
     def list_models(
         self,
@@ -160,6 +172,31 @@ class Provider(Configured):
             limits=limits, default_limits=self.discovery_limits, control=control,
             deadline=deadline,
         )
+
+    # -- files (see ._files) -------------------------------------------------------------
+
+    _FILE_HEADERS = (("anthropic-version", API_VERSION), ("anthropic-beta", FILES_BETA))
+
+    def upload_file(self, file: ProviderFileInput, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> OwnedProviderFile:
+        """``POST files`` (no purpose); the descriptor reports ``downloadable``."""
+        return _files.upload_file(self, file, self.file_limits, self._FILE_HEADERS,
+                                  control=control, deadline=deadline)
+
+    def inspect_file(self, handle: Any, *, control: RunControl | None = None,
+                     deadline: float | None = None) -> OwnedProviderFile:
+        return _files.inspect_file(self, handle, self._FILE_HEADERS, control=control,
+                                   deadline=deadline)
+
+    def download_file(self, handle: Any, *, control: RunControl | None = None,
+                      deadline: float | None = None) -> OwnedProviderFileDownload:
+        """Content of a ``downloadable`` file (tool outputs; caller uploads are not)."""
+        return _files.download_file(self, handle, self._FILE_HEADERS, control=control,
+                                    deadline=deadline)
+
+    def delete_file(self, handle: Any, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> None:
+        _files.delete_file(self, handle, self._FILE_HEADERS, control=control, deadline=deadline)
 
 
 class Client(AdapterClient):

@@ -22,14 +22,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import COMMON_SETTINGS, ModelProfile, ModelRequest, StreamedResponse
 from zigai.provider import ProviderHttpRequest, ProviderResponseDecodeError
 from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.provider.files import (
+    OwnedProviderFile,
+    OwnedProviderFileDownload,
+    ProviderFileInput,
+    ProviderFileLimits,
+)
 from zigai.providers._discovery import list_models_with
 from zigai.providers._wire import AdapterClient, LazyHttpTransport, SseModelStream, http_request
+from zigai.providers.google import _files
 from zigai.providers.google._decode import (
     PartBuilder,
     StreamDecoder,
@@ -46,7 +54,7 @@ from zigai.providers.google._encode import (
 )
 from zigai.providers.google._errors import GoogleDecodeError, GoogleEncodeError
 from zigai.providers.google._schema import SUPPORTED_KEYWORDS, gemini_schema
-from zigai.providers.http import AuthStyle, Configured
+from zigai.providers.http import AuthStyle, Configured, InvalidProviderConfiguration
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
 
@@ -114,10 +122,12 @@ def default_profile(model_name: str) -> ModelProfile:
 class Provider(Configured):
     """The Google AI Studio provider boundary (``x-goog-api-key``, identity ``gcp.gen_ai``).
 
-    ``discovery_limits`` bounds :meth:`list_models`.
+    ``discovery_limits`` bounds :meth:`list_models`.  Files use a second authenticated
+    configuration on ``upload_base_url`` (the resumable-upload root, see ``._files``);
+    ``file_limits`` bounds uploads (default: Google's documented 2 GB per file).
     """
 
-    __slots__ = ("discovery_limits",)
+    __slots__ = ("discovery_limits", "file_limits", "_upload", "_upload_root", "_upload_prefix")
 
     def __init__(
         self,
@@ -130,15 +140,30 @@ class Provider(Configured):
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
         discovery_limits: DiscoveryLimits | None = None,
+        upload_base_url: str = _files.UPLOAD_BASE,
+        file_limits: ProviderFileLimits | None = None,
     ) -> None:
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
+        headers = tuple(headers)
         super().__init__(
             PROVIDER_NAME, base_url, transport, credential=api_key,
             auth=AuthStyle.header("x-goog-api-key"), headers=headers, url_policy=url_policy,
             request_timeout_ms=request_timeout_ms, profile_lookup=profile_lookup,
         )
         self.discovery_limits = discovery_limits
+        self.file_limits = file_limits if file_limits is not None else _files.DEFAULT_FILE_LIMITS
+        if not isinstance(upload_base_url, str) or "?" in upload_base_url or "#" in upload_base_url:
+            raise InvalidProviderConfiguration("upload_base_url must be a URL without query")
+        parts = urlsplit(upload_base_url)
+        self._upload = Configured(
+            PROVIDER_NAME, f"{parts.scheme}://{parts.netloc}/", transport, credential=api_key,
+            auth=AuthStyle.header("x-goog-api-key"), headers=headers, url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms,
+        )
+        prefix = parts.path.strip("/")
+        self._upload_root = upload_base_url
+        self._upload_prefix = prefix + "/" if prefix else ""
 
     def list_models(
         self,
@@ -152,6 +177,28 @@ class Provider(Configured):
             self, lambda bounds: GeminiModelListing(bounds.page_size), limits=limits,
             default_limits=self.discovery_limits, control=control, deadline=deadline,
         )
+
+    # -- files (see ._files) -------------------------------------------------------------
+
+    def upload_file(self, file: ProviderFileInput, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> OwnedProviderFile:
+        """Resumable upload; the handle's id is the file URI Gemini requests take."""
+        return _files.upload_file(self, self._upload, self._upload_root, self._upload_prefix,
+                                  file, self.file_limits, control=control, deadline=deadline)
+
+    def inspect_file(self, handle: Any, *, control: RunControl | None = None,
+                     deadline: float | None = None) -> OwnedProviderFile:
+        return _files.inspect_file(self, handle, control=control, deadline=deadline)
+
+    def download_file(self, handle: Any, *, control: RunControl | None = None,
+                      deadline: float | None = None) -> OwnedProviderFileDownload:
+        raise self._unsupported(
+            "download_file", "the Gemini Files API does not let clients download stored files"
+        )
+
+    def delete_file(self, handle: Any, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> None:
+        _files.delete_file(self, handle, control=control, deadline=deadline)
 
 
 class Client(AdapterClient):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
+from typing import Any
 
 from zigai.control import RunControl
 from zigai.messages import ResponseMessage
@@ -29,6 +30,12 @@ from zigai.model import ModelProfile, ModelRequest, ModelStreamEvent
 from zigai.provider import Provider as ProviderProtocol
 from zigai.provider import ProviderHttpRequest, ProviderLineStream
 from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.provider.files import (
+    OwnedProviderFile,
+    OwnedProviderFileDownload,
+    ProviderFileInput,
+    ProviderFileLimits,
+)
 from zigai.providers._discovery import OpenAIStyleListing, list_models_with
 from zigai.providers._wire import (
     AdapterClient,
@@ -38,6 +45,7 @@ from zigai.providers._wire import (
     open_stream,
 )
 from zigai.providers.http import AuthStyle, Configured
+from zigai.providers.openai import files
 from zigai.providers.openai.decode import decode_response
 from zigai.providers.openai.encode import EncodeOptions, encode_request
 from zigai.providers.openai.errors import OpenAIDecodeError
@@ -63,10 +71,11 @@ class Provider(Configured):
 
     ``organization`` / ``project`` become the ``OpenAI-Organization`` / ``OpenAI-Project``
     configured headers.  ``name`` lets OpenAI-wire services reuse this class with their own
-    identity.  ``discovery_limits`` bounds :meth:`list_models`.
+    identity.  ``discovery_limits`` bounds :meth:`list_models`; ``file_limits`` bounds
+    uploads (default: OpenAI's documented 512 MB per file).
     """
 
-    __slots__ = ("discovery_limits",)
+    __slots__ = ("discovery_limits", "file_limits")
 
     def __init__(
         self,
@@ -83,6 +92,7 @@ class Provider(Configured):
         name: str = "openai",
         auth: AuthStyle | None = None,
         discovery_limits: DiscoveryLimits | None = None,
+        file_limits: ProviderFileLimits | None = None,
     ) -> None:
         configured = list(headers)
         if organization is not None:
@@ -101,6 +111,7 @@ class Provider(Configured):
             profile_lookup=profile_lookup,
         )
         self.discovery_limits = discovery_limits
+        self.file_limits = file_limits if file_limits is not None else files.DEFAULT_FILE_LIMITS
 
     def list_models(
         self,
@@ -113,6 +124,25 @@ class Provider(Configured):
         return list_models_with(self, lambda bounds: OpenAIStyleListing(), limits=limits,
                                 default_limits=self.discovery_limits, control=control,
                                 deadline=deadline)
+
+    # -- files (see .files) --------------------------------------------------------------
+
+    def upload_file(self, file: ProviderFileInput, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> OwnedProviderFile:
+        """``POST files``; the purpose defaults to ``user_data``."""
+        return files.upload_file(self, file, self.file_limits, control=control, deadline=deadline)
+
+    def inspect_file(self, handle: Any, *, control: RunControl | None = None,
+                     deadline: float | None = None) -> OwnedProviderFile:
+        return files.inspect_file(self, handle, control=control, deadline=deadline)
+
+    def download_file(self, handle: Any, *, control: RunControl | None = None,
+                      deadline: float | None = None) -> OwnedProviderFileDownload:
+        return files.download_file(self, handle, control=control, deadline=deadline)
+
+    def delete_file(self, handle: Any, *, control: RunControl | None = None,
+                    deadline: float | None = None) -> None:
+        files.delete_file(self, handle, control=control, deadline=deadline)
 
 
 class OpenAIStreamedResponse(DecodedLineStream):
