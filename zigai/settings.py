@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from zigai.errors import SettingsError
 
 if TYPE_CHECKING:
-    from zigai.model import ModelProfile
+    from zigai.model.profile import ModelProfile
 
 __all__ = [
     "ModelSettings",

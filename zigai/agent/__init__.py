@@ -11,6 +11,11 @@ Streaming (``run_stream``, ``run_stream_events``; events in ``zigai.agent.events
 deferred tools (``run_until_pause``, ``resume_run``, ``resume_run_json`` and their
 stream variants; state and decisions in ``zigai.agent.deferred``) and the
 ``PendingMessageQueue`` (``zigai.agent.pending``) drive the same state machine.
+
+Imports inside the package flow one way (``tests/test_import_cycles.py`` keeps it so):
+``config`` (the immutable fields) → ``_core`` (per-run state) → the step executors
+(``_tool_step``, ``_model_step``, ``_partial``, ``_accept``) → ``run`` (the state machine)
+→ ``stream`` (sinks of that machine) → ``agent`` (the public entry points).
 """
 
 from __future__ import annotations

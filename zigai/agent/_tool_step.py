@@ -32,7 +32,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from zigai.agent._accept import accept_candidate
+from zigai.agent.deferred import ApprovalSource, DeferredCall, deferred_args
 from zigai.agent.errors import PauseRequired
+from zigai.agent.events import (
+    DeferredToolResultEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+)
 from zigai.messages import (
     RequestMessage,
     ResponseMessage,
@@ -51,8 +58,7 @@ from zigai.tool import (
 )
 
 if TYPE_CHECKING:
-    from zigai.agent.deferred import DeferredCall
-    from zigai.agent.run import AgentRun
+    from zigai.agent._core import RunCore
 
 __all__ = ["check_pause", "execute_tool_step", "FINAL_RESULT_TEXT", "SKIPPED_TEXT", "UNUSED_OUTPUT_TEXT"]
 
@@ -61,10 +67,8 @@ SKIPPED_TEXT = "Tool not executed: a final result was already processed."
 UNUSED_OUTPUT_TEXT = "Output tool not used: a final result was already processed."
 
 
-def check_pause(run: AgentRun, response: ResponseMessage) -> tuple[DeferredCall, ...]:
+def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, ...]:
     """The calls that must wait; raise PauseRequired when the run cannot pause."""
-    from zigai.agent.deferred import ApprovalSource, DeferredCall, deferred_args
-
     waiting: list[DeferredCall] = []
     approval = run.agent.tool_approval
     for part in response.parts:
@@ -99,7 +103,7 @@ def check_pause(run: AgentRun, response: ResponseMessage) -> tuple[DeferredCall,
     return tuple(waiting)
 
 
-def _count_tool_retry(run: AgentRun, name: str, max_retries: int, message: str) -> None:
+def _count_tool_retry(run: RunCore, name: str, max_retries: int, message: str) -> None:
     count = run.tool_retries.get(name, 0) + 1
     run.tool_retries[name] = count
     if count > max_retries:
@@ -110,7 +114,7 @@ def _count_tool_retry(run: AgentRun, name: str, max_retries: int, message: str) 
 
 
 def _evaluate_outputs(
-    run: AgentRun, output_calls: list[tuple[int, ToolCallPart]], parts: dict[int, Any]
+    run: RunCore, output_calls: list[tuple[int, ToolCallPart]], parts: dict[int, Any]
 ) -> int | None:
     """Accept output calls per the end strategy; fill ``parts``; return the accepted index."""
     prepared = run.output
@@ -149,16 +153,14 @@ def _evaluate_outputs(
     return accepted
 
 
-def _accept(run: AgentRun, candidate: Any, call: ToolCallPart) -> tuple[Any, Any]:
-    from zigai.agent._accept import accept_candidate
-
+def _accept(run: RunCore, candidate: Any, call: ToolCallPart) -> tuple[Any, Any]:
     ctx = run.output_context(call.tool_name, call.tool_call_id)
     return accept_candidate(
         run.output, candidate, ctx, run.agent.output_validators, run.control, run.decoder
     )
 
 
-def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
+def execute_tool_step(run: RunCore, response: ResponseMessage) -> bool:
     """Handle every tool call of ``response``; return True when an output was accepted."""
     calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
     output_names = run.output.tool_names
@@ -227,10 +229,8 @@ def execute_tool_step(run: AgentRun, response: ResponseMessage) -> bool:
 
 
 def _emit_results(
-    run: AgentRun, calls: list[ToolCallPart], ordered: tuple[Any, ...], output_names: frozenset[str]
+    run: RunCore, calls: list[ToolCallPart], ordered: tuple[Any, ...], output_names: frozenset[str]
 ) -> None:
-    from zigai.agent.events import DeferredToolResultEvent, FunctionToolResultEvent
-
     decisions = run.decisions
     for call, part in zip(calls, ordered, strict=True):
         if call.tool_name in output_names:
@@ -243,7 +243,7 @@ def _emit_results(
 
 
 def _run_function_calls(
-    run: AgentRun,
+    run: RunCore,
     to_run: list[tuple[int, ToolCallPart]],
     parts: dict[int, Any],
     follow_ups: dict[int, tuple[RequestMessage, ...]],
@@ -273,8 +273,6 @@ def _run_function_calls(
     if not scheduled:
         return
     if run._sink is not None:
-        from zigai.agent.events import FunctionToolCallEvent
-
         for sc in scheduled:
             run.emit(FunctionToolCallEvent(sc.call))
     run.control.check()

@@ -17,7 +17,11 @@ States (``RunState``), each one ``step()``:
 ``finalize``        take pending-queue batches (→ ``prepare_request``) or close the queue,
                     build the owned :class:`Result` → ``done``
 
-Per-run state lives only here; the :class:`~zigai.agent.Agent` is never mutated.
+Per-run state lives in :class:`~zigai.agent._core.RunCore` (this class's base); the
+:class:`~zigai.agent.Agent` is never mutated.  The work of the tool and model states is
+done by the step executors (:mod:`zigai.agent._tool_step`, :mod:`zigai.agent._model_step`),
+which see only the ``RunCore``, so imports flow one way: configuration → core → executors
+→ this state machine → streaming sinks (:mod:`zigai.agent.stream`) → ``Agent``.
 
 Streaming (:mod:`zigai.agent.stream`) is a mode of the same machine: with an event sink
 the ``model_request`` state consumes ``model.stream()`` one event per ``step()`` and
@@ -37,31 +41,42 @@ results enter it in the model's call order.
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from zigai.agent._accept import accept_candidate
+from zigai.agent._core import RunCore, RunState
 from zigai.agent._inputs import check_request_inputs
-from zigai.agent._tool_step import execute_tool_step
-from zigai.agent.agent import Agent, RunContext, RunOptions, TypedMode
-from zigai.agent.deferred import DeferredCall, PausedRun, PausedState, ResumeDecision, RunOutcome
+from zigai.agent._model_step import StreamingRequest, request_buffered
+from zigai.agent._tool_step import check_pause, execute_tool_step
+from zigai.agent.config import AgentConfig, RunOptions, TypedMode
+from zigai.agent.deferred import (
+    DeferredCall,
+    PausedRun,
+    PausedState,
+    ResumeDecision,
+    RunOutcome,
+    encode_paused_state,
+)
 from zigai.agent.errors import (
     ContentFiltered,
     EmptyModelResponse,
     IncompleteToolCall,
     InvalidAgentConfiguration,
-    OutputRetriesExceeded,
+    PauseRequired,
     RequestLimitExceeded,
     ResponseTruncated,
     UsageLimitExceeded,
 )
+from zigai.agent.events import (
+    DeferredToolRequestEvent,
+    EnqueuedMessagesEvent,
+    FinalResultEvent,
+    ModelResponseEvent,
+    ToolAvailabilityEvent,
+)
 from zigai.agent.result import Result, TypedResult
-from zigai.control import RunControl
 from zigai.messages import (
     FinishReason,
-    Message,
     RequestMessage,
     ResponseMessage,
     RetryPromptPart,
@@ -70,30 +85,18 @@ from zigai.messages import (
     UserPromptPart,
 )
 from zigai.model import ModelRequest, check_request_supported
-from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
-from zigai.settings import check_supported, merge_settings
+from zigai.output import OutputRejected
 from zigai.tool import Tool
-from zigai.usage import RunUsage
 
 __all__ = ["AgentRun", "RunState"]
 
 
-class RunState(enum.Enum):
-    start = "start"
-    prepare_request = "prepare_request"
-    model_request = "model_request"
-    handle_response = "handle_response"
-    execute_tools = "execute_tools"
-    finalize = "finalize"
-    done = "done"
-
-
-class AgentRun:
+class AgentRun(RunCore):
     """One invocation of an agent (not thread-safe; one thread drives it)."""
 
     def __init__(
         self,
-        agent: Agent,
+        agent: AgentConfig,
         options: RunOptions,
         *,
         output_type: Any = None,
@@ -102,73 +105,10 @@ class AgentRun:
         resume: PausedState | None = None,
         decisions: dict[str, ResumeDecision] | None = None,
     ) -> None:
-        self.agent = agent
-        self.options = options
-        self.control = RunControl.start(
-            agent.run_timeout_ms, options.timeout_ms, token=options.cancellation
+        super().__init__(
+            agent, options, output_type=output_type, typed_mode=typed_mode,
+            allow_pause=allow_pause, resume=resume is not None, decisions=decisions,
         )
-        self.model = agent.model
-        profile = self.model.profile
-        self.profile = profile
-        self.limits = options.limits if options.limits is not None else agent.limits
-        if options.model_settings is None:
-            self.settings = agent.base_settings()
-        else:
-            self.settings = merge_settings(agent.base_settings(), options.model_settings)
-        check_supported(self.settings, profile)
-        self.typed = output_type is not None
-        self.decoder: Callable[[Any], Any] | None = None
-        if self.typed:
-            self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
-            from zigai.reflect import decode
-
-            self.decoder = lambda value: decode(output_type, value)
-        else:
-            self.output = agent.prepared_output(profile)
-        self.deps = options.deps
-        if agent.deps_type is not None and not isinstance(self.deps, agent.deps_type):
-            raise InvalidAgentConfiguration(
-                f"this agent expects deps of type {agent.deps_type.__name__}, "
-                f"got {type(self.deps).__name__}"
-            )
-        history = options.message_history
-        for message in history:
-            if not isinstance(message, (RequestMessage, ResponseMessage)):
-                raise InvalidAgentConfiguration("message_history must contain Message values")
-        if resume is None and options.prompt is None and (
-            not history or not isinstance(history[-1], RequestMessage)
-        ):
-            raise InvalidAgentConfiguration(
-                "a run needs a prompt, or a message history that ends with a request"
-            )
-        self.messages: list[Message] = list(history)
-        self.new_start = len(history)
-        self.usage = RunUsage()
-        self.instructions: tuple[str, ...] = ()
-        self.output_retries = 0
-        self.tool_retries: dict[str, int] = {}
-        self.state = RunState.start
-        self.allow_pause = allow_pause
-        self.paused: PausedRun | None = None
-        self.decisions: dict[str, ResumeDecision] = decisions or {}
-        self.deferred_calls: dict[str, DeferredCall] = {}
-        self._resume_messages: tuple[RequestMessage, ...] = ()
-        self._sink: Callable[[Any], None] | None = None
-        self._streaming: Any = None
-        self._tool_names: tuple[tuple[str, ...], tuple[str, ...]] | None = None
-        queue = options.pending_messages
-        if queue is not None:
-            queue.attach()
-        self.queue = queue
-        self.request: ModelRequest | None = None
-        self.response: ResponseMessage | None = None
-        self.step_tools: dict[str, Tool] = {}
-        self.result: Result | None = None
-        self.final_output: Any = None
-        self.final_json: Any = None
-        self.final_name: str | None = None
-        self._scheduler: Any = None
-        self._processors = tuple(agent.history_processors) + tuple(options.history_processors)
         if resume is not None:
             self._restore(resume)
 
@@ -233,8 +173,6 @@ class AgentRun:
     def completed_result(self) -> Result:
         """The owned result of a completed run (PauseRequired-safe: a paused run raises)."""
         if self.result is None:
-            from zigai.agent.errors import PauseRequired
-
             if self.paused is not None:
                 calls = self.paused.calls
                 raise PauseRequired(
@@ -247,20 +185,9 @@ class AgentRun:
 
     def outcome(self) -> RunOutcome:
         """The tagged outcome of a finished pause-aware run."""
-        from zigai.agent.deferred import RunOutcome
-
         if self.paused is not None:
             return RunOutcome(paused=self.paused)
         return RunOutcome(result=self.completed_result())
-
-    def set_sink(self, sink: Callable[[Any], None] | None) -> None:
-        """Select the streaming mode: every event of the run is handed to ``sink``."""
-        self._sink = sink
-
-    def emit(self, event: Any) -> None:
-        sink = self._sink
-        if sink is not None:
-            sink(event)
 
     def abort(self) -> None:
         """Terminal failure or abandonment: discard queued batches, stop the model stream."""
@@ -272,13 +199,6 @@ class AgentRun:
         streaming, self._streaming = self._streaming, None
         if streaming is not None:
             streaming.close()
-
-    def stream_part(self, index: int) -> Any:
-        """The current value of part ``index`` of the response being streamed (or None)."""
-        streaming = self._streaming
-        if streaming is None or streaming.stream is None:
-            return None
-        return streaming.stream.current_part(index)
 
     def close(self) -> None:
         """Release per-run resources (the tool worker pool, an open stream); idempotent."""
@@ -294,25 +214,6 @@ class AgentRun:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- contexts -----------------------------------------------------------------------------
-
-    def run_context(self) -> RunContext:
-        return RunContext(self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control)
-
-    def output_context(self, choice_name: str | None, tool_call_id: str | None = None) -> OutputRunContext:
-        return OutputRunContext(
-            self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control,
-            self.output_retries, choice_name, tool_call_id,
-        )
-
-    @property
-    def scheduler(self) -> Any:
-        if self._scheduler is None:
-            from zigai.tool import ToolScheduler
-
-            self._scheduler = ToolScheduler(self.agent.tool_limits, self.limits.max_tool_calls)
-        return self._scheduler
 
     # -- states ---------------------------------------------------------------------------------
 
@@ -405,8 +306,6 @@ class AgentRun:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))
             if names != self._tool_names:
                 self._tool_names = names
-                from zigai.agent.events import ToolAvailabilityEvent
-
                 self.emit(ToolAvailabilityEvent(names[0], names[1]))
         self.state = RunState.model_request
 
@@ -415,16 +314,12 @@ class AgentRun:
             return False
         self.messages.extend(messages)
         if self._sink is not None:
-            from zigai.agent.events import EnqueuedMessagesEvent
-
             self.emit(EnqueuedMessagesEvent(messages))
         return True
 
     def _model_request_streamed(self) -> None:
         streaming = self._streaming
         if streaming is None:
-            from zigai.agent.stream import StreamingRequest
-
             streaming = self._streaming = StreamingRequest(self)
             event = streaming.first
         else:
@@ -444,38 +339,13 @@ class AgentRun:
         stream.close()
         self.control.check()
         self._accept_response(response)
-        from zigai.agent.events import ModelResponseEvent
-
         self.emit(ModelResponseEvent(response, response.usage))
 
     def _model_request(self) -> None:
         if self._sink is not None:
             self._model_request_streamed()
             return
-        request = self.request
-        assert request is not None
-        model = self.model
-        policy = self.agent.retry_policy
-        if policy is None:
-            response = model.request(request)
-        else:
-            from zigai.retry import run_with_retries
-
-            timeout_ms = self.agent.request_timeout_ms
-            control = self.control
-
-            def attempt(number: int, key: str | None) -> ResponseMessage:
-                current = request
-                if number > 1 or key is not None:
-                    current = replace(
-                        request, idempotency_key=key, deadline=control.attempt_deadline(timeout_ms)
-                    )
-                return model.request(current)
-
-            response = run_with_retries(
-                attempt, policy=policy, control=control,
-                idempotency_header=self.profile.idempotency_header,
-            )
+        response = request_buffered(self)
         # A response that arrives after the deadline or cancellation is discarded.
         self.control.check()
         self._accept_response(response)
@@ -530,8 +400,6 @@ class AgentRun:
                 f"the provider filtered the response (raw finish reason {response.raw_finish_reason!r})"
             )
         if has_calls:
-            from zigai.agent._tool_step import check_pause
-
             waiting = check_pause(self, response)
             if waiting:
                 self._pause(waiting)
@@ -558,21 +426,8 @@ class AgentRun:
         self.final_name = candidate.choice.name if candidate.choice is not None else None
         self.state = RunState.finalize
 
-    def reject_output(self, rejection: OutputRejected) -> None:
-        """Count one output retry; raise OutputRetriesExceeded past the budget."""
-        self.output_retries += 1
-        limit = self.agent.max_output_retries
-        if self.output_retries > limit:
-            raise OutputRetriesExceeded(
-                f"output was rejected more than max_output_retries={limit} times: {rejection.message}",
-                max_retries=limit, last_error=rejection.message,
-            ) from rejection.cause
-
     def _pause(self, waiting: tuple[DeferredCall, ...]) -> None:
         """End the invocation with a paused outcome; nothing of this response has run."""
-        from zigai.agent.deferred import PausedRun, PausedState, encode_paused_state
-        from zigai.agent.events import DeferredToolRequestEvent
-
         pending = self.queue.take_and_close() if self.queue is not None else ()
         messages = tuple(self.messages)
         state = PausedState(
@@ -602,8 +457,6 @@ class AgentRun:
             self.state = RunState.prepare_request
             return
         if self._sink is not None:
-            from zigai.agent.events import FinalResultEvent
-
             self.emit(FinalResultEvent(self.final_output, self.final_json, self.final_name))
         messages = tuple(self.messages)
         if self.typed:

@@ -150,7 +150,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         )
         return run_command(args.prompt, invocation, env, out, err)
     if args.command == "resume":
-        from zigai.cli.approvals import resume_command
+        from zigai.cli.resume import resume_command
 
         return resume_command(args, env, out, err)
     if args.command == "demo":

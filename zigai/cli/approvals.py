@@ -26,12 +26,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 
-from zigai.cli.config import settings_from_json
 from zigai.cli.errors import CliUsageError, ExitCode, InvalidPauseFile
 from zigai.cli.files import atomic_write_text, read_bounded
 
@@ -39,7 +35,7 @@ if TYPE_CHECKING:
     from zigai.cli.progress import Progress
 
 __all__ = ["PAUSE_FILE_VERSION", "PAUSE_FILE_KIND", "Outcome", "progress_for", "start", "save_pause",
-           "read_pause_file", "decisions_from_args", "resume_command"]
+           "read_pause_file", "decisions_from_args", "streamed", "unwrap"]
 
 PAUSE_FILE_VERSION = 1
 PAUSE_FILE_KIND = "zigai.cli.pause"
@@ -55,7 +51,7 @@ class Outcome:
         self.paused = paused
 
 
-def _unwrap(outcome: Any) -> Outcome:
+def unwrap(outcome: Any) -> Outcome:
     if outcome.is_paused:
         return Outcome(paused=outcome.paused)
     return Outcome(result=outcome.result)
@@ -70,19 +66,19 @@ def progress_for(invocation: Any, out: TextIO, err: TextIO) -> Progress | None:
     return Progress(out, err, show_text=not invocation.json_output)
 
 
-def _streamed(stream: Any, progress: Progress) -> Outcome:
+def streamed(stream: Any, progress: Progress) -> Outcome:
     """Show every event of a pause-aware agent stream, then take its owned outcome."""
     with stream:
         for event in stream:
             progress.handle(event)
-        return _unwrap(stream.outcome())
+        return unwrap(stream.outcome())
 
 
 def start(agent: Any, prompt: str, history: tuple[Any, ...], progress: Progress | None = None) -> Outcome:
     """Run until the answer or the first approval pause (streamed when ``progress`` is given)."""
     if progress is not None:
-        return _streamed(agent.run_until_pause_stream(prompt, message_history=history), progress)
-    return _unwrap(agent.run_until_pause(prompt, message_history=history))
+        return streamed(agent.run_until_pause_stream(prompt, message_history=history), progress)
+    return unwrap(agent.run_until_pause(prompt, message_history=history))
 
 
 def _limits() -> Any:
@@ -182,38 +178,3 @@ def decisions_from_args(args: argparse.Namespace, calls: list[dict[str, Any]]) -
     if missing:
         raise CliUsageError(f"every pending call needs a decision; missing: {', '.join(missing)}")
     return [chosen[call_id] for call_id in pending]
-
-
-def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
-    """``zigai resume FILE …`` (see the module docstring)."""
-    from zigai.cli.run import Invocation, build_agent, finish
-
-    document = read_pause_file(args.pause_file)
-    settings = settings_from_json(document["settings"], f"pause file {args.pause_file!r}")
-    decisions = decisions_from_args(args, document["calls"])
-    invocation = Invocation(settings=settings, history=document["history"], json_output=args.json,
-                            stream=args.stream, pause_file=args.pause_file)
-    agent = build_agent(replace(settings, model=settings.model or "test"), env, err)
-    progress = progress_for(invocation, out, err)
-    from zigai.agent.deferred import (
-        InvalidPausedState,
-        InvalidResumeDecisions,
-        stringify_resume_decisions,
-    )
-
-    try:
-        if progress is not None:
-            outcome = _streamed(agent.resume_run_stream(document["state"], decisions), progress)
-        else:
-            outcome = _unwrap(agent.resume_run_json(document["state"],
-                                                    stringify_resume_decisions(decisions)))
-    except (InvalidPausedState, InvalidResumeDecisions) as exc:
-        raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
-    if outcome.paused is not None:
-        return save_pause(outcome.paused, invocation, err)
-    code = finish(outcome.result, agent, invocation, out, progress)
-    try:
-        os.unlink(args.pause_file)
-    except OSError:
-        pass
-    return code

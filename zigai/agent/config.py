@@ -1,0 +1,306 @@
+"""Agent configuration: the immutable :class:`AgentConfig` fields and the per-run option values.
+
+This is the bottom of the agent package's import order — configuration → run state
+machine (:mod:`zigai.agent.run`, over the step executors) → the public entry points
+(:class:`zigai.agent.Agent`, which subclasses :class:`AgentConfig` and adds ``run`` and
+friends).  Nothing here knows how a run is executed.
+
+Invariants:
+
+* an agent configuration never changes after construction and holds no per-run state, so
+  one agent may serve many threads at once;
+* every field is validated at construction (``InvalidAgentConfiguration`` names the field);
+* a small, thread-safe cache keeps derived immutable values (prepared output per model
+  profile, merged base settings, typed output specs); it never holds run data.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from zigai.agent.errors import InvalidAgentConfiguration
+from zigai.control import CancellationToken, RunControl
+from zigai.messages import Message, UserContent
+from zigai.model import Model
+from zigai.output import (
+    EndStrategy,
+    OutputChoice,
+    OutputSpec,
+    OutputValidator,
+    PreparedOutput,
+    prepare_output,
+)
+from zigai.retry import RetryPolicy
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings, merge_settings
+from zigai.tool import Tool, ToolLimits
+from zigai.toolset import Toolset
+from zigai.usage import RunUsage
+
+if TYPE_CHECKING:
+    from zigai.agent.pending import PendingMessageQueue
+    from zigai.model import ModelProfile
+
+__all__ = [
+    "AgentConfig", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction", "ToolApproval",
+    "TypedMode",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What dynamic instructions see: dependencies, usage so far, history and run control."""
+
+    deps: Any
+    usage: RunUsage
+    request_count: int
+    messages: tuple[Message, ...]
+    control: RunControl
+
+
+DynamicInstruction = Callable[[RunContext], "str | None"]
+
+ToolApproval = Callable[[RunContext, str, Any], bool]
+"""``(ctx, tool_name, validated_args) -> needs_approval`` for immediate tools (dynamic approval)."""
+
+
+def _limit(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidAgentConfiguration(f"RunLimits.{name} must be None or an int >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """Per-run ceilings.  ``None`` means unlimited; a value is the largest accepted count.
+
+    ``max_requests`` bounds model requests, ``max_tool_calls`` the tool calls
+    admitted across every step, the token limits the cumulative ``RunUsage``.
+    """
+
+    max_requests: int | None = 50
+    max_tool_calls: int | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_requests", "max_tool_calls", "max_input_tokens", "max_output_tokens",
+            "max_total_tokens",
+        ):
+            _limit(name, getattr(self, name))
+
+
+def _str_tuple(value: object, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Sequence):
+        raise InvalidAgentConfiguration(f"{what} must be a string or a sequence of strings")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise InvalidAgentConfiguration(f"{what} must contain only strings")
+    return items
+
+
+def _timeout(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``."""
+
+    prompt: str | Sequence[UserContent] | None = None
+    message_history: Sequence[Message] = ()
+    instructions: str | Sequence[str] | None = None
+    model_settings: ModelSettings | None = None
+    deps: Any = None
+    timeout_ms: int | None = None
+    cancellation: CancellationToken | None = None
+    limits: RunLimits | None = None
+    history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
+    pending_messages: PendingMessageQueue | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        object.__setattr__(self, "instructions", _str_tuple(self.instructions, "RunOptions.instructions"))
+        object.__setattr__(self, "history_processors", tuple(self.history_processors))
+        _timeout("RunOptions.timeout_ms", self.timeout_ms)
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
+            raise InvalidAgentConfiguration("RunOptions.model_settings must be a ModelSettings")
+        if self.cancellation is not None and not isinstance(self.cancellation, CancellationToken):
+            raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
+        if self.limits is not None and not isinstance(self.limits, RunLimits):
+            raise InvalidAgentConfiguration("RunOptions.limits must be a RunLimits")
+        if self.pending_messages is not None:
+            from zigai.agent.pending import PendingMessageQueue
+
+            if not isinstance(self.pending_messages, PendingMessageQueue):
+                raise InvalidAgentConfiguration("RunOptions.pending_messages must be a PendingMessageQueue")
+
+
+_TYPED_NAME = re.compile(r"[^A-Za-z0-9_-]")
+
+TypedMode = Literal["native", "tool", "prompted"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentConfig:
+    """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it."""
+
+    model: Model
+    instructions: str | Sequence[str] = ()
+    system_prompt: str | Sequence[str] = ()
+    dynamic_instructions: Sequence[DynamicInstruction] = ()
+    tools: Sequence[Tool] = ()
+    toolsets: Sequence[Toolset] = ()
+    output: OutputSpec = field(default_factory=OutputSpec.text)
+    output_validators: Sequence[OutputValidator] = ()
+    max_output_retries: int = 1
+    max_tool_retries: int = 1
+    end_strategy: EndStrategy = EndStrategy.graceful
+    model_settings: ModelSettings | None = None
+    run_timeout_ms: int | None = None
+    request_timeout_ms: int | None = None
+    limits: RunLimits = field(default_factory=RunLimits)
+    tool_limits: ToolLimits = field(default_factory=ToolLimits)
+    retry_policy: RetryPolicy | None = None
+    history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
+    deps_type: type | None = None
+    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    name: str | None = None
+    tool_approval: ToolApproval | None = None
+    _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _cache_lock: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        # HOOK (issue 6, CLI): a model string ("openai:gpt-5-mini", "test") is resolved by
+        # zigai.models.infer_model (credentials from the environment; adapters imported lazily).
+        if isinstance(self.model, str):
+            from zigai.models import infer_model
+
+            set_(self, "model", infer_model(self.model))
+        for attr in ("profile", "request"):
+            if not hasattr(self.model, attr):
+                raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
+        set_(self, "instructions", _str_tuple(self.instructions, "Agent.instructions"))
+        set_(self, "system_prompt", _str_tuple(self.system_prompt, "Agent.system_prompt"))
+        for name in ("dynamic_instructions", "output_validators", "history_processors"):
+            items = tuple(getattr(self, name))
+            for item in items:
+                if not callable(item):
+                    raise InvalidAgentConfiguration(f"Agent.{name} must contain callables")
+            set_(self, name, items)
+        tools = tuple(self.tools)
+        for tool in tools:
+            if not isinstance(tool, Tool):
+                raise InvalidAgentConfiguration(f"Agent.tools must be Tool values, got {type(tool).__name__}")
+        set_(self, "tools", tools)
+        toolsets = tuple(self.toolsets)
+        for toolset in toolsets:
+            if not isinstance(toolset, Toolset):
+                raise InvalidAgentConfiguration("Agent.toolsets must be Toolset values")
+        set_(self, "toolsets", toolsets)
+        if not isinstance(self.output, OutputSpec):
+            raise InvalidAgentConfiguration("Agent.output must be an OutputSpec")
+        for name in ("max_output_retries", "max_tool_retries"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidAgentConfiguration(f"Agent.{name} must be an int >= 0")
+        try:
+            set_(self, "end_strategy", EndStrategy(self.end_strategy))
+        except ValueError:
+            raise InvalidAgentConfiguration(f"unknown end strategy {self.end_strategy!r}") from None
+        if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
+            raise InvalidAgentConfiguration("Agent.model_settings must be a ModelSettings")
+        _timeout("Agent.run_timeout_ms", self.run_timeout_ms)
+        _timeout("Agent.request_timeout_ms", self.request_timeout_ms)
+        if not isinstance(self.limits, RunLimits):
+            raise InvalidAgentConfiguration("Agent.limits must be a RunLimits")
+        if not isinstance(self.tool_limits, ToolLimits):
+            raise InvalidAgentConfiguration("Agent.tool_limits must be a ToolLimits")
+        if self.retry_policy is not None and not isinstance(self.retry_policy, RetryPolicy):
+            raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
+        if self.tool_approval is not None and not callable(self.tool_approval):
+            raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
+
+    # -- derived values (cached; immutable) -------------------------------------------------
+
+    def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        cache = self._cache
+        try:
+            return cache[key]
+        except KeyError:
+            pass
+        value = build()
+        with self._cache_lock:
+            if len(cache) > 256:
+                cache.clear()
+            cache[key] = value
+        return value
+
+    def base_settings(self) -> ModelSettings:
+        """Model-level settings (``model.settings`` when present) merged with the agent's."""
+        model_layer = getattr(self.model, "settings", None)
+        if not isinstance(model_layer, ModelSettings):
+            model_layer = None
+        try:
+            key = ("settings", model_layer)
+            hash(key)
+        except TypeError:  # an unhashable extension body: merge without caching
+            return merge_settings(model_layer, self.model_settings)
+        return self._cached(key, lambda: merge_settings(model_layer, self.model_settings))
+
+    def prepared_output(self, profile: ModelProfile) -> PreparedOutput:
+        """The agent's output spec prepared for ``profile``; cached per profile."""
+        return self._cached(("output", profile), lambda: prepare_output(self.output, profile))
+
+    def typed_output(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> PreparedOutput:
+        """The prepared output ``run_typed`` uses for type ``tp``; cached per type, mode, profile."""
+        return self._cached(
+            ("typed", tp, mode, profile),
+            lambda: prepare_output(self.typed_spec(tp, mode, profile), profile),
+        )
+
+    def typed_spec(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> OutputSpec:
+        """The output spec ``run_typed`` derives for type ``tp`` (schema from zigai.reflect)."""
+
+        def build() -> OutputSpec:
+            from zigai.reflect import json_schema
+
+            schema = json_schema(tp)
+            raw = getattr(tp, "__name__", "") or "final_result"
+            name = _TYPED_NAME.sub("_", raw)[:64] or "final_result"
+            choice = OutputChoice(name, schema)
+            chosen = mode
+            if chosen is None:
+                if self.output.mode.value in ("native", "tool", "prompted"):
+                    chosen = self.output.mode.value  # type: ignore[assignment]
+                elif profile.json_schema_output:
+                    chosen = "native"
+                elif profile.supports_tools:
+                    chosen = "tool"
+                else:
+                    chosen = "prompted"
+            if chosen == "native":
+                return OutputSpec.native([choice])
+            if chosen == "tool":
+                return OutputSpec.tool([choice])
+            if chosen == "prompted":
+                return OutputSpec.prompted([choice])
+            raise InvalidAgentConfiguration(f"unknown typed output mode {chosen!r}")
+
+        return build()
