@@ -273,7 +273,7 @@ def collect_models(
 
     ``provider`` is the authenticated boundary (its ``name`` scopes the descriptors).
     """
-    from zigai.provider import ProviderHttpRequest
+    from zigai.provider.http_request import ProviderHttpRequest
 
     if not isinstance(limits, DiscoveryLimits):
         raise TypeError("discovery limits must be a DiscoveryLimits value")
