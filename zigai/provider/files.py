@@ -456,7 +456,7 @@ def file_request(
     response_header_sink: Any = None,
 ) -> Any:
     """The :class:`~zigai.provider.ProviderHttpRequest` of one file operation."""
-    from zigai.provider import ProviderHttpRequest
+    from zigai.provider.http_request import ProviderHttpRequest
 
     return ProviderHttpRequest(
         path, json_body=json_body, method=method, headers=headers, body=body, control=control,
