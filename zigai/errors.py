@@ -98,6 +98,24 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
     ├── McpError                  zigai.mcp
+    ├── ExecutionEnvironmentError zigai.environments InvalidPath, PathOutsideRoot, SymlinkRefused,
+    │                                                 SpecialFileRefused, FileTooLarge,
+    │                                                 EnvironmentClosed, InvalidCommandRequest,
+    │                                                 NetworkIsolationUnavailable,
+    │                                                 CommandOutputTooLarge, CommandTimedOut,
+    │                                                 CommandStartFailed
+    ├── MemoryStoreError          zigai.memory        InvalidMemoryRecord, InvalidTenant,
+    │                                                 MemoryRecordNotFound, MemoryCapacityExceeded,
+    │                                                 MemoryStoreClosed, CompactionFailed
+    ├── PlanningError             zigai.planning      InvalidPlan (UnknownDependency, PlanCycle,
+    │                                                 DuplicateStepId), StaleRevision,
+    │                                                 ApprovalMissing, PlanStepFailed
+    ├── RuntimeServiceError       zigai.runtime       RevisionConflict, StepStateTooLarge,
+    │                                                 UnknownRecord, BlobTooLarge,
+    │                                                 PromptVersionExists, PromptRenderError,
+    │                                                 InvalidTaskTransition, ExecutorClosed
+    ├── DurableError              zigai.durable       DurableSetupError, DurableStepUnbound,
+    │                                                 DurableApprovalTimedOut
     ├── EvalsError                zigai.evals
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
                                                       InvalidPauseFile), CassetteReplayError
@@ -121,6 +139,11 @@ __all__ = [
     "ToolError",
     "AgentError",
     "McpError",
+    "ExecutionEnvironmentError",
+    "MemoryStoreError",
+    "PlanningError",
+    "RuntimeServiceError",
+    "DurableError",
     "EvalsError",
     "CliError",
 ]
@@ -184,6 +207,26 @@ class AgentError(ZigAIError):
 
 class McpError(ZigAIError):
     """Model Context Protocol client or server failure."""
+
+
+class ExecutionEnvironmentError(ZigAIError):
+    """A rooted filesystem operation or a command in an execution environment was refused."""
+
+
+class MemoryStoreError(ZigAIError):
+    """A memory store operation was invalid, unauthorized for the tenant, or over capacity."""
+
+
+class PlanningError(ZigAIError):
+    """A plan revision was invalid or its execution could not proceed."""
+
+
+class RuntimeServiceError(ZigAIError):
+    """A step, blob, prompt or task service operation was refused."""
+
+
+class DurableError(ZigAIError):
+    """Durable (DBOS) execution could not be set up or continued."""
 
 
 class EvalsError(ZigAIError):
