@@ -117,6 +117,22 @@ The tree (bases here, named leaves in their modules)::
     ├── DurableError              zigai.durable       DurableSetupError, DurableStepUnbound,
     │                                                 DurableApprovalTimedOut
     ├── EvalsError                zigai.evals
+    ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
+    │                                                 TooManyEmbeddingInputs),
+    │                                                 InvalidEmbeddingDimensions,
+    │                                                 InvalidEmbeddingResponse (also a
+    │                                                 ProviderResponseDecodeError),
+    │                                                 EmbeddingResultClosed
+    ├── UiError                   zigai.ui            InvalidClientMessages (ClientMessagesTooLarge),
+    │                                                 UnknownInterrupt, ReplayGap, UiResultClosed
+    ├── AcpError                  zigai.acp           AcpProtocolError, AcpRemoteError,
+    │                                                 AcpConnectionClosed, AcpStateError,
+    │                                                 AcpPathOutsideRoot, AcpPermissionRejected,
+    │                                                 AcpRequestTimedOut
+    ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
+    │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
+    │                                                 RealtimeConnectionLost, RealtimeSessionError,
+    │                                                 RealtimeSessionClosed
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
                                                       InvalidPauseFile), CassetteReplayError
 """
@@ -145,6 +161,10 @@ __all__ = [
     "RuntimeServiceError",
     "DurableError",
     "EvalsError",
+    "EmbeddingsError",
+    "UiError",
+    "AcpError",
+    "RealtimeError",
     "CliError",
 ]
 
@@ -231,6 +251,22 @@ class DurableError(ZigAIError):
 
 class EvalsError(ZigAIError):
     """Evaluation dataset or report failure."""
+
+
+class EmbeddingsError(ZigAIError):
+    """Embedding input validation, response decoding or result lifetime failure."""
+
+
+class UiError(ZigAIError):
+    """Browser adapter failure: untrusted client messages, interrupts or the replay log."""
+
+
+class AcpError(ZigAIError):
+    """Agent Client Protocol client failure."""
+
+
+class RealtimeError(ZigAIError):
+    """Realtime codec, connection or session failure."""
 
 
 class CliError(ZigAIError):
