@@ -76,6 +76,13 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.models        InvalidModelString (UnknownModelProvider),
     │                                                 MissingCredentials, InvalidFallback,
     │                                                 InvalidSelection
+    │                             zigai.models.catalog ModelCatalogError (InvalidCatalogEntry,
+    │                                                 ModelCatalogCollision,
+    │                                                 InvalidCatalogReplacement,
+    │                                                 InvalidCatalogSourceLink,
+    │                                                 InvalidCatalogSource (UnsortedCatalogSource),
+    │                                                 DuplicateCanonicalModel,
+    │                                                 DiscoveredCatalogClosed)
     ├── ModelRetry                zigai.tool          control flow: a tool asks the model to retry
     ├── ToolError                 zigai.tool          InvalidToolArguments, ToolTimedOut,
     │                                                 ToolDefinitionError, ToolRetriesExceeded,

@@ -11,7 +11,8 @@ Invariants
 
 Submodules: ``infer`` (model strings, credentials from the environment), ``fallback``
 (:class:`Fallback`: ordered candidates for transient failures), ``selector`` (:class:`Selector`:
-application-chosen model per request).
+application-chosen model per request), ``catalog`` (:class:`ModelCatalog`, discovery merge and
+the generated built-in snapshot).
 
 Model strings stay single-model on purpose: a ``fallback:`` prefix would have to split the
 rest of the string into several model strings, and zigai does not restrict which characters a
@@ -21,6 +22,26 @@ unambiguous.  Compose in Python instead: ``Fallback([infer_model(a), infer_model
 
 from __future__ import annotations
 
+from zigai.models.catalog import (
+    DiscoveredCatalogClosed,
+    DiscoveredModel,
+    DuplicateCanonicalModel,
+    InvalidCatalogEntry,
+    InvalidCatalogReplacement,
+    InvalidCatalogSource,
+    InvalidCatalogSourceLink,
+    ModelCatalog,
+    ModelCatalogCollision,
+    ModelCatalogEntry,
+    ModelCatalogError,
+    ModelCatalogLimits,
+    ModelDeprecation,
+    OwnedDiscoveredCatalog,
+    ResolvedModel,
+    UnsortedCatalogSource,
+    builtin_model_catalog,
+    merge_model_discovery,
+)
 from zigai.models.fallback import (
     DEFAULT_FALLBACK_ON,
     Fallback,
@@ -43,6 +64,26 @@ from zigai.models.infer import (
 from zigai.models.selector import InvalidSelection, Selector
 
 __all__ = [
+    "DiscoveredCatalogClosed",
+    "DiscoveredModel",
+    "DuplicateCanonicalModel",
+    "InvalidCatalogEntry",
+    "InvalidCatalogReplacement",
+    "InvalidCatalogSource",
+    "InvalidCatalogSourceLink",
+    "ModelCatalog",
+    "ModelCatalogCollision",
+    "ModelCatalogEntry",
+    "ModelCatalogError",
+    "ModelCatalogLimits",
+    "ModelDeprecation",
+    "OwnedDiscoveredCatalog",
+    "ResolvedModel",
+    "UnsortedCatalogSource",
+    "builtin_model_catalog",
+    "builtin_model_catalog_version",
+    "builtin_model_catalog_updated_at",
+    "merge_model_discovery",
     "DEFAULT_FALLBACK_ON",
     "Fallback",
     "FallbackAttempt",
@@ -61,3 +102,11 @@ __all__ = [
     "infer_model",
     "credential_variables",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("builtin_model_catalog_version", "builtin_model_catalog_updated_at"):
+        from zigai.models import catalog
+
+        return getattr(catalog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
