@@ -239,7 +239,7 @@ def test_profiles_in_the_source_are_checked_against_their_enum_sets() -> None:
     _, _, rows = rows_from_source(with_profile(idempotency_header="Idempotency-Key"))
     text = render_module(with_profile())
     assert "('content_kinds', ('image', 'text'))" in text
-    from zigai.models._catalog_source import entries_from_rows
+    from zigai.models.catalog import entries_from_rows
 
     trusted = entries_from_rows(rows[:1])[0].profile
     assert trusted == ModelProfile(

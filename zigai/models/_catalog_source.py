@@ -4,8 +4,8 @@ Job
     :func:`rows_from_source` validates the parsed ``data/model_catalog.json`` document (shape,
     sorted order, HTTPS provenance, limits, enum sets, then every :class:`ModelCatalog`
     invariant) and returns the static rows; :func:`render_module` turns them into the text of
-    ``zigai/models/_catalog_data.py``; :func:`entries_from_rows` turns the rows back into
-    :class:`ModelCatalogEntry` values at run time.  ``scripts/gen_model_catalog.py`` reads the
+    ``zigai/models/_catalog_data.py``.  The run-time reader of those rows is
+    :func:`zigai.models.catalog.entries_from_rows`.  ``scripts/gen_model_catalog.py`` reads the
     JSON file and calls these; the runtime never parses JSON.
 
 Source document::
@@ -32,7 +32,6 @@ where ``profile_items`` is a tuple of ``(field, value)`` pairs in field order, s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import fields
 from datetime import date
 from typing import Any
@@ -41,14 +40,12 @@ from zigai.model import ALL_CONTENT_KINDS, MANAGED_TOOL_KINDS, ModelProfile
 from zigai.models.catalog import (
     InvalidCatalogSource,
     ModelCatalog,
-    ModelCatalogEntry,
-    ModelCatalogLimits,
-    ModelDeprecation,
     UnsortedCatalogSource,
     check_source_link,
+    entries_from_rows,
 )
 
-__all__ = ["SCHEMA", "entries_from_rows", "render_module", "rows_from_source"]
+__all__ = ["SCHEMA", "render_module", "rows_from_source"]
 
 SCHEMA = 1
 _DOCUMENT_KEYS = {"schema", "version", "updated_at", "entries"}
@@ -143,21 +140,6 @@ def _row(raw: Any, index: int) -> Row:
     profile = None if data.get("profile") is None else _profile(data["profile"], f"{where}.profile")
     return (data["provider"], data["id"], aliases, limits.get("context_window_tokens"),
             limits.get("max_output_tokens"), *dates, profile, source)
-
-
-def entries_from_rows(rows: Iterable[Row]) -> list[ModelCatalogEntry]:
-    """The catalog entries the static rows describe."""
-    entries = []
-    for (provider, model_id, aliases, window, output, deprecated_on, shutdown_on, replacement,
-         profile, source) in rows:
-        limits = None if window is None and output is None else ModelCatalogLimits(window, output)
-        deprecation = None
-        if (deprecated_on, shutdown_on, replacement) != (None, None, None):
-            deprecation = ModelDeprecation(deprecated_on, shutdown_on, replacement)
-        trusted = None if profile is None else ModelProfile(**dict(profile))
-        entries.append(ModelCatalogEntry(provider, model_id, tuple(aliases), limits, deprecation,
-                                         trusted, source))
-    return entries
 
 
 def rows_from_source(document: Any) -> tuple[str, str, list[Row]]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -58,6 +58,7 @@ __all__ = [
     "ResolvedModel",
     "UnsortedCatalogSource",
     "builtin_model_catalog",
+    "entries_from_rows",
     "merge_model_discovery",
 ]
 
@@ -425,6 +426,23 @@ def merge_model_discovery(
 
 # --------------------------------------------------------------------------- built-in snapshot
 
+
+def entries_from_rows(rows: Iterable[tuple[Any, ...]]) -> list[ModelCatalogEntry]:
+    """The catalog entries the static rows of ``_catalog_data`` describe (the row layout is
+    documented in :mod:`zigai.models._catalog_source`)."""
+    entries = []
+    for (provider, model_id, aliases, window, output, deprecated_on, shutdown_on, replacement,
+         profile, source) in rows:
+        limits = None if window is None and output is None else ModelCatalogLimits(window, output)
+        deprecation = None
+        if (deprecated_on, shutdown_on, replacement) != (None, None, None):
+            deprecation = ModelDeprecation(deprecated_on, shutdown_on, replacement)
+        trusted = None if profile is None else ModelProfile(**dict(profile))
+        entries.append(ModelCatalogEntry(provider, model_id, tuple(aliases), limits, deprecation,
+                                         trusted, source))
+    return entries
+
+
 _builtin_lock = threading.Lock()
 _builtin: ModelCatalog | None = None
 
@@ -435,7 +453,6 @@ def builtin_model_catalog() -> ModelCatalog:
     with _builtin_lock:
         if _builtin is None:
             from zigai.models import _catalog_data
-            from zigai.models._catalog_source import entries_from_rows
 
             _builtin = ModelCatalog(entries_from_rows(_catalog_data.ENTRIES))
         return _builtin
