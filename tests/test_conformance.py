@@ -55,6 +55,15 @@ def _write(tmp_path: Path, text: str) -> Path:
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    expect: {vibes: good}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: provider-error\n    prompt: hi\n",
         "scenarios:\n  - match: '*.yaml'\n    family: structured-output\n    prompt: hi\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-files\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-files\n"
+        "    file: {filename: a, content: b, media_type: text/plain, size: 1}\n"
+        "    operations: [upload]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-files\n"
+        "    file: {filename: a, content: b, media_type: text/plain}\n    operations: [inspect]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-files\n"
+        "    file: {filename: a, content: b, media_type: text/plain}\n"
+        "    operations: [upload, rename]\n",
     ],
 )
 def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
@@ -85,3 +94,33 @@ def test_unmatched_cassettes_are_skipped_with_a_reason(tmp_path: Path) -> None:
     result = conformance.run([cassette], [], out)
     assert result == (0, 0, 1)
     assert "SKIP lonely.yaml: no scenario matches this cassette" in out.getvalue()
+
+
+FILE_SCENARIO = """scenarios:
+  - match: "openai.yaml"
+    family: provider-files
+    file:
+      filename: zigai-cassette.jsonl
+      media_type: text/plain
+      purpose: {purpose}
+      content: "{content}"
+    operations: [upload, inspect, download, delete]
+"""
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize(
+    ("purpose", "content", "verdict"),
+    [
+        ("fine-tune", "x" * 84 + "\\n", "PASS"),
+        ("user_data", "x" * 84 + "\\n", "FAIL"),  # the recorded multipart names fine-tune
+        ("fine-tune", "x" * 85 + "\\n", "FAIL"),  # the recorded descriptor says 85 bytes
+    ],
+)
+def test_file_recordings_replay_strictly(conformance_root: Path, tmp_path: Path, purpose: str,
+                                         content: str, verdict: str) -> None:
+    extra = conformance.load_scenarios(_write(
+        tmp_path, FILE_SCENARIO.format(purpose=purpose, content=content)))
+    out = io.StringIO()
+    conformance.run([conformance_root / "zigai-cassettes" / "files" / "openai.yaml"], extra, out)
+    assert out.getvalue().splitlines()[0].startswith(f"{verdict} openai.yaml")

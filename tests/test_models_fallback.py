@@ -196,6 +196,17 @@ def test_stream_failing_before_any_event_falls_back() -> None:
     }
 
 
+def test_a_stream_chain_ending_in_a_bad_request_raises_it() -> None:
+    with servers(Reply.sse(STREAM, abort_after=0), error(400), Reply.sse(STREAM)) as (srv, tr):
+        routed = Fallback([client(s.url, tr) for s in srv])
+        stream = routed.stream(ModelRequest(messages=(RequestMessage.user("hi"),)))
+        with pytest.raises(ProviderBadRequest) as caught:
+            list(stream)
+        assert stream.candidate == 1
+        assert [len(s.requests) for s in srv] == [1, 1, 0]
+    assert any("candidate 0: connection" in note for note in caught.value.__notes__)
+
+
 def test_stream_opening_with_a_rate_limit_falls_back_at_open() -> None:
     with servers(error(429), Reply.sse(STREAM)) as (srv, tr):
         routed = Fallback([client(srv[0].url, tr), client(srv[1].url, tr)])
