@@ -57,7 +57,9 @@ __all__ = [
     "ProviderFileTooLarge",
     "UploadSessionRejected",
     "check_handle",
+    "check_same_file",
     "check_upload",
+    "check_uploaded_size",
     "encode_multipart",
     "encode_path_segment",
     "file_metadata",
@@ -430,6 +432,22 @@ def frozen_metadata(value: dict[str, Any], what: str) -> FrozenDict:
     """The raw descriptor, frozen (already bounded by :data:`FILE_METADATA_JSON`)."""
     frozen: FrozenDict = freeze_json(value, InvalidProviderFileResponse)
     return frozen
+
+
+def check_uploaded_size(value: ProviderFile, file: ProviderFileInput, what: str) -> None:
+    """Refuse a descriptor whose reported size contradicts the bytes just uploaded."""
+    if value.size_bytes is not None and value.size_bytes != len(file.data):
+        raise InvalidProviderFileResponse(
+            f"{what} reports {value.size_bytes} bytes for a {len(file.data)}-byte upload"
+        )
+
+
+def check_same_file(value: ProviderFile, requested_id: str, what: str) -> None:
+    """Refuse a descriptor of another file than the one requested."""
+    if value.file_id != requested_id:
+        raise InvalidProviderFileResponse(
+            f"{what} describes {value.file_id!r}, not the requested {requested_id!r}"
+        )
 
 
 def opt_field(value: dict[str, Any], key: str, kind: type | tuple[type, ...], what: str) -> Any:

@@ -37,6 +37,7 @@ from zigai.provider.files import (
     UploadSessionRejected,
     check_handle,
     check_upload,
+    check_uploaded_size,
     encode_path_segment,
     file_metadata,
     file_request,
@@ -183,10 +184,7 @@ def upload_file(provider: Any, upload: Any, upload_root: str, upload_prefix: str
     if not isinstance(inner, dict):
         raise InvalidProviderFileResponse(f"{what} has no 'file' object")
     value = _descriptor(provider.name, inner, what)
-    if value.size_bytes is not None and value.size_bytes != len(file.data):
-        raise InvalidProviderFileResponse(
-            f"{what} reports {value.size_bytes} bytes for a {len(file.data)}-byte upload"
-        )
+    check_uploaded_size(value, file, what)
     return OwnedProviderFile(value)
 
 

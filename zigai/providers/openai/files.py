@@ -25,7 +25,9 @@ from zigai.provider.files import (
     ProviderFileInput,
     ProviderFileLimits,
     check_handle,
+    check_same_file,
     check_upload,
+    check_uploaded_size,
     encode_multipart,
     encode_path_segment,
     file_metadata,
@@ -77,10 +79,7 @@ def upload_file(provider: Any, file: ProviderFileInput, limits: ProviderFileLimi
     ))
     what = f"{provider.name} upload response"
     value = _descriptor(provider.name, file_metadata(response.body, what), what, file.media_type)
-    if value.size_bytes is not None and value.size_bytes != len(file.data):
-        raise InvalidProviderFileResponse(
-            f"{what} reports {value.size_bytes} bytes for a {len(file.data)}-byte upload"
-        )
+    check_uploaded_size(value, file, what)
     if value.purpose is not None and value.purpose != purpose:
         raise InvalidProviderFileResponse(f"{what} reports purpose {value.purpose!r}, not {purpose!r}")
     return OwnedProviderFile(value)
@@ -95,10 +94,7 @@ def inspect_file(provider: Any, handle: Any, *, control: RunControl | None,
     what = f"{provider.name} file descriptor"
     value = _descriptor(provider.name, file_metadata(response.body, what), what,
                         uploaded.media_type)
-    if value.file_id != uploaded.file_id:
-        raise InvalidProviderFileResponse(
-            f"{what} describes {value.file_id!r}, not the requested {uploaded.file_id!r}"
-        )
+    check_same_file(value, uploaded.file_id, what)
     return OwnedProviderFile(value)
 
 
