@@ -26,3 +26,19 @@ def conformance_root() -> Path:
             "shared/conformance folder to run these tests"
         )
     return root
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dbos_logs_to_the_real_stderr() -> None:
+    """DBOS binds its console handler to ``sys.stderr`` on first use and flushes it on every
+    ``DBOS()``; under pytest that would be one test's capture stream, closed by the next test.
+    Installing the handler up front (on the process's real stderr) keeps DBOS from doing so."""
+    import logging
+    import sys
+
+    dbos_logger = logging.getLogger("dbos")
+    if not dbos_logger.handlers:
+        handler = logging.StreamHandler(sys.__stderr__)
+        handler.name = "__dbos_console_log_handler__"
+        dbos_logger.addHandler(handler)
+        dbos_logger.propagate = False

@@ -1,0 +1,396 @@
+"""``DurableAgent``: an ordinary :class:`~zigai.agent.Agent` run as a DBOS workflow.
+
+There is no second agent loop.  Inside the workflow the agent runs through its public
+``run_until_pause`` / ``resume_run_json`` API with two substitutions:
+
+* its model is wrapped so each ``request`` is one DBOS step (named
+  ``zigai.model_request#<ordinal>``) whose recorded output is the response as zigai history
+  JSON;
+* each tool is wrapped (``Tool.replace(invoke=...)``) so each call is one DBOS step (named
+  ``zigai.tool_call#<ordinal>:<tool>``).  Steps for a response's tool calls are *reserved* on
+  the workflow thread, in the model's call order, as soon as the response is known
+  (``DBOS.reserve_step``), so their step numbers do not depend on which scheduler thread runs
+  first.
+
+A pause maps onto DBOS messaging: the workflow publishes the pending calls under the event
+``zigai.pause`` and waits durably in ``DBOS.recv(topic="zigai.decisions")`` for the versioned
+resume-decisions JSON; :meth:`DurableAgent.send_decisions` sends it.  Because DBOS
+checkpoints the event, the message and every step, a process killed anywhere resumes (on the
+next ``DBOS.launch()`` or :meth:`DurableAgent.result`) without repeating a completed model
+request or tool call.  An operation that was running when the process died did not complete
+and runs again.
+
+Requirements and honest limits:
+
+* construct every :class:`DurableAgent` before ``DBOS.launch()`` (DBOS recovers only
+  registered workflows), with the same ``name`` in every process;
+* the agent must be deterministic given the recorded step outputs (dynamic instructions,
+  preparers and validators run again on replay);
+* dependencies (``deps``) stay process-local and are supplied again in every process;
+* a recorded step output is replayed as recorded: a tool call that the scheduler abandoned
+  after its timeout but that finished (and was recorded) later replays as a success;
+* durable runs are buffered: the wrapped model refuses ``stream`` (:class:`DurableSetupError`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from zigai import history
+from zigai import json as zjson
+from zigai._owner import Owner
+from zigai.agent import (
+    Agent,
+    DeferredCall,
+    ResultClosed,
+    ResumeDecision,
+    RunOptions,
+    stringify_resume_decisions,
+)
+from zigai.durable.codec import (
+    decode_response,
+    decode_tool_output,
+    encode_response,
+    encode_tool_output,
+)
+from zigai.durable.errors import DurableApprovalTimedOut, DurableSetupError, DurableStepUnbound
+from zigai.durable.ids import StepCounter, StepId, StepScope
+from zigai.messages import Message, ResponseMessage, ToolCallPart
+from zigai.model import ModelRequest, StreamedResponse
+from zigai.tool import Tool, ToolRunContext
+from zigai.tool.tool import ValidatedArgs
+from zigai.toolset import PreparedTool, Toolset
+
+__all__ = [
+    "DurableAgent",
+    "DurableHandle",
+    "DurableRunResult",
+    "PendingApproval",
+    "current_step_id",
+    "PAUSE_EVENT",
+    "DECISIONS_TOPIC",
+]
+
+PAUSE_EVENT = "zigai.pause"
+DECISIONS_TOPIC = "zigai.decisions"
+_RESULT_VERSION = 1
+
+_current_step: contextvars.ContextVar[StepId | None] = contextvars.ContextVar("zigai_durable_step", default=None)
+
+
+def current_step_id() -> StepId | None:
+    """The stable id of the durable step running on this thread (None outside one).
+
+    Tools use it as an idempotency key for external side effects.
+    """
+    return _current_step.get()
+
+
+def _dbos() -> Any:
+    try:
+        from dbos import DBOS
+    except ImportError as exc:  # pragma: no cover - the dev extra installs dbos
+        raise DurableSetupError("zigai.durable needs DBOS: pip install 'zigai[dbos]'") from exc
+    return DBOS
+
+
+class _Binding:
+    """Per-workflow-execution state: the step counter and the reserved tool-call steps."""
+
+    def __init__(self, counter: StepCounter) -> None:
+        self.counter = counter
+        self._reserved: dict[str, tuple[StepId, Any, contextvars.Context]] = {}
+        self._lock = threading.Lock()
+
+    def reserve_calls(self, response: ResponseMessage) -> None:
+        DBOS = _dbos()
+        with self._lock:
+            self._reserved.clear()
+            for part in response.parts:
+                if isinstance(part, ToolCallPart):
+                    # The copied context carries the workflow's DBOS context to whichever
+                    # scheduler thread runs the call; one copy per call (a context cannot be
+                    # entered by two threads at once).
+                    self._reserved[part.tool_call_id] = (
+                        self.counter.next(), DBOS.reserve_step(), contextvars.copy_context()
+                    )
+
+    def take(self, tool_call_id: str) -> tuple[StepId, Any, contextvars.Context]:
+        with self._lock:
+            try:
+                return self._reserved.pop(tool_call_id)
+            except KeyError:
+                raise DurableStepUnbound(
+                    f"tool call {tool_call_id!r} has no reserved durable step: durable tools run only "
+                    "inside a DurableAgent workflow, once per model tool call"
+                ) from None
+
+
+class _DurableModel:
+    """The agent's model with every request recorded as one DBOS step."""
+
+    def __init__(self, inner: Any, binding: _Binding) -> None:
+        self._inner = inner
+        self._binding = binding
+        settings = getattr(inner, "settings", None)
+        if settings is not None:
+            self.settings = settings
+
+    @property
+    def model_name(self) -> str:
+        return str(self._inner.model_name)
+
+    @property
+    def provider_name(self) -> str:
+        return str(self._inner.provider_name)
+
+    @property
+    def profile(self) -> Any:
+        return self._inner.profile
+
+    def request(self, request: ModelRequest) -> ResponseMessage:
+        step = self._binding.counter.next()
+
+        def body() -> str:
+            token = _current_step.set(step)
+            try:
+                return encode_response(self._inner.request(request))
+            finally:
+                _current_step.reset(token)
+
+        text = _dbos().run_step({"name": f"zigai.model_request#{step.ordinal}"}, body)
+        response = decode_response(text)
+        self._binding.reserve_calls(response)
+        return response
+
+    def stream(self, request: ModelRequest) -> StreamedResponse:
+        raise DurableSetupError("durable runs are buffered; use DurableAgent.run, not a stream")
+
+
+def _durable_tool(tool: Tool, binding: _Binding) -> Tool:
+    def invoke(value: Any, ctx: ToolRunContext) -> Any:
+        step, reservation, context = binding.take(ctx.tool_call_id)
+
+        def body() -> str:
+            token = _current_step.set(step)
+            try:
+                return encode_tool_output(tool.execute(ValidatedArgs(arguments={}, value=value), ctx))
+            finally:
+                _current_step.reset(token)
+
+        name = f"zigai.tool_call#{step.ordinal}:{tool.name}"
+        return decode_tool_output(context.run(reservation.run, {"name": name}, body))
+
+    return tool.replace(invoke=invoke)
+
+
+def _durable_toolset(toolset: Toolset, binding: _Binding) -> Toolset:
+    prepare = toolset.prepare
+
+    def wrap(entry: Tool | PreparedTool) -> Tool | PreparedTool:
+        if isinstance(entry, PreparedTool):
+            return replace(entry, tool=_durable_tool(entry.tool, binding))
+        return _durable_tool(entry, binding)
+
+    durable_prepare = None
+    if prepare is not None:
+        def durable_prepare(ctx: Any) -> Sequence[Tool | PreparedTool] | None:
+            chosen = prepare(ctx)
+            return None if chosen is None else [wrap(entry) for entry in chosen]
+
+    return Toolset([_durable_tool(t, binding) for t in toolset.tools], namespace=toolset.namespace,
+                   prepare=durable_prepare, metadata=toolset.metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A durable run waiting for decisions: its round, deferred calls and paused state."""
+
+    workflow_id: str
+    round: int
+    calls: tuple[DeferredCall, ...]
+    state_json: str
+
+
+class DurableRunResult(Owner):
+    """The owned outcome of a finished durable run: output, canonical messages, workflow id."""
+
+    __slots__ = ("_workflow_id", "_output", "_messages")
+
+    _closed_error = ResultClosed
+
+    def __init__(self, workflow_id: str, output: Any, messages: tuple[Message, ...]) -> None:
+        super().__init__()
+        self._workflow_id = workflow_id
+        self._output = output
+        self._messages = messages
+
+    def _release(self) -> None:
+        self._output = None
+        self._messages = ()
+
+    @property
+    def workflow_id(self) -> str:
+        self._check()
+        return self._workflow_id
+
+    @property
+    def output(self) -> Any:
+        self._check()
+        return self._output
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        self._check()
+        return self._messages
+
+
+def _decode_result(workflow_id: str, text: str) -> DurableRunResult:
+    value = zjson.parse(text, zjson.defaults.history)
+    if not isinstance(value, dict) or value.get("v") != _RESULT_VERSION:
+        raise DurableSetupError("a durable run returned an unknown result format")
+    with history.parse(value["messages"]) as owned:
+        messages = owned.messages
+    return DurableRunResult(workflow_id, value["output"], messages)
+
+
+class DurableHandle:
+    """A started durable run: its id, and a blocking :meth:`result`."""
+
+    __slots__ = ("_workflow_id", "_handle")
+
+    def __init__(self, workflow_id: str, handle: Any) -> None:
+        self._workflow_id = workflow_id
+        self._handle = handle
+
+    @property
+    def workflow_id(self) -> str:
+        return self._workflow_id
+
+    def result(self) -> DurableRunResult:
+        """Wait for the run to finish (a failed run re-raises its error)."""
+        return _decode_result(self._workflow_id, self._handle.get_result())
+
+
+class DurableAgent:
+    """Run ``agent`` durably under DBOS (see module docstring)."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        name: str,
+        deps: Any = None,
+        namespace: str | None = None,
+        scope: StepScope | None = None,
+        approval_timeout_s: float = 24 * 3600.0,
+    ) -> None:
+        if not isinstance(agent, Agent):
+            raise DurableSetupError("DurableAgent needs a zigai Agent")
+        if not isinstance(name, str) or not name:
+            raise DurableSetupError("DurableAgent needs a non-empty, stable name")
+        if approval_timeout_s <= 0:
+            raise DurableSetupError("approval_timeout_s must be > 0")
+        if namespace is not None:
+            StepId("x", 0, namespace)  # validate early
+        self._agent = agent
+        self._name = name
+        self._deps = deps
+        self._namespace = namespace
+        self._scope = scope
+        self._approval_timeout_s = approval_timeout_s
+        DBOS = _dbos()
+
+        def agent_workflow(prompt: str | None, history_json: str) -> str:
+            return self._execute(prompt, history_json)
+
+        self._workflow: Callable[[str | None, str], str] = DBOS.workflow(name=f"zigai.agent:{name}")(agent_workflow)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def _bound_agent(self, binding: _Binding) -> Agent:
+        return replace(
+            self._agent,
+            model=_DurableModel(self._agent.model, binding),
+            tools=tuple(_durable_tool(t, binding) for t in self._agent.tools),
+            toolsets=tuple(_durable_toolset(t, binding) for t in self._agent.toolsets),
+        )
+
+    def _execute(self, prompt: str | None, history_json: str) -> str:
+        DBOS = _dbos()
+        workflow_id = DBOS.workflow_id
+        binding = _Binding(StepCounter(workflow_id, namespace=self._namespace, scope=self._scope))
+        agent = self._bound_agent(binding)
+        with history.parse(history_json) as owned:
+            message_history = owned.messages
+        outcome = agent.run_until_pause(options=RunOptions(prompt=prompt, message_history=message_history,
+                                                           deps=self._deps))
+        round_ = 0
+        while outcome.is_paused:
+            paused = outcome.paused
+            state_json, calls = paused.state_json, paused.calls
+            DBOS.set_event(PAUSE_EVENT, zjson.dumps({
+                "status": "paused", "round": round_, "state_json": state_json,
+                "calls": [{"tool_call_id": c.tool_call_id, "tool_name": c.tool_name, "args": c.args,
+                           "execution": c.execution, "approval": c.approval.value} for c in calls],
+            }))
+            outcome.close()
+            decisions_json = DBOS.recv(DECISIONS_TOPIC, timeout_seconds=self._approval_timeout_s)
+            if decisions_json is None:
+                raise DurableApprovalTimedOut(
+                    f"durable run {workflow_id!r} received no decisions within {self._approval_timeout_s} s",
+                    workflow_id=workflow_id, round=round_,
+                )
+            DBOS.set_event(PAUSE_EVENT, zjson.dumps({"status": "running", "round": round_ + 1}))
+            outcome = agent.resume_run_json(state_json, decisions_json, deps=self._deps)
+            round_ += 1
+        with outcome.result as result:
+            return zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
+                                "messages": history.stringify(result.all_messages())})
+
+    # -- application API ------------------------------------------------------------------
+
+    def start(self, prompt: str | None = None, *, workflow_id: str,
+              message_history: Sequence[Message] = ()) -> DurableHandle:
+        """Start the run with this id, or attach to it when it already exists."""
+        from dbos import SetWorkflowID
+
+        StepId(workflow_id, 0)  # the id becomes part of every step id
+        DBOS = _dbos()
+        with SetWorkflowID(workflow_id):
+            handle = DBOS.start_workflow(self._workflow, prompt, history.stringify(message_history))
+        return DurableHandle(workflow_id, handle)
+
+    def run(self, prompt: str | None = None, *, workflow_id: str,
+            message_history: Sequence[Message] = ()) -> DurableRunResult:
+        """:meth:`start` then wait for the result."""
+        return self.start(prompt, workflow_id=workflow_id, message_history=message_history).result()
+
+    def result(self, workflow_id: str) -> DurableRunResult:
+        """Wait for an existing run (for example one DBOS is recovering) to finish."""
+        return DurableHandle(workflow_id, _dbos().retrieve_workflow(workflow_id)).result()
+
+    def pending_approval(self, workflow_id: str, *, timeout_s: float = 10.0) -> PendingApproval | None:
+        """The calls a run is waiting on, or None when it is not paused (waits up to ``timeout_s``)."""
+        from zigai.agent import ApprovalSource
+
+        text = _dbos().get_event(workflow_id, PAUSE_EVENT, timeout_seconds=timeout_s)
+        if text is None:
+            return None
+        value = zjson.parse(text, zjson.defaults.paused_state)
+        if value.get("status") != "paused":
+            return None
+        calls = tuple(DeferredCall(tool_call_id=c["tool_call_id"], tool_name=c["tool_name"], args=c["args"],
+                                   execution=c["execution"], approval=ApprovalSource(c["approval"]))
+                      for c in value["calls"])
+        return PendingApproval(workflow_id, value["round"], calls, value["state_json"])
+
+    def send_decisions(self, workflow_id: str, decisions: Sequence[ResumeDecision]) -> None:
+        """Deliver one decision per pending call to a paused run (durably, via DBOS.send)."""
+        _dbos().send(workflow_id, stringify_resume_decisions(decisions), topic=DECISIONS_TOPIC)
