@@ -1,0 +1,119 @@
+"""Scripted agents for the UI adapter tests: text, tool loop, structured, approval, failure.
+
+Every agent streams through ``FunctionModel`` so the adapters see real part events; the
+Python tests, the official ``ag-ui-protocol`` validation and the Node peers all use these.
+:func:`router` serves every scenario of one protocol under ``/<name>/`` on one WSGI app.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from zigai.agent import Agent, RunLimits
+from zigai.messages import ResponseMessage, ToolReturnPart
+from zigai.output import OutputSpec
+from zigai.testing import DeltaThinking, DeltaToolCall, FunctionModel
+from zigai.tool import Tool, ToolExecution
+
+CITY = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+PLACE = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "rank": {"type": "integer"}},
+    "required": ["city", "rank"],
+    "additionalProperties": False,
+}
+PUBLISHED: list[str] = []
+
+
+def _responses(messages: tuple[Any, ...]) -> int:
+    return sum(isinstance(m, ResponseMessage) for m in messages)
+
+
+def _returns(messages: tuple[Any, ...]) -> list[ToolReturnPart]:
+    return [p for m in messages for p in getattr(m, "parts", ()) if isinstance(p, ToolReturnPart)]
+
+
+def text_agent() -> Agent:
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        yield DeltaThinking("Let me greet.")
+        yield "Hello"
+        yield ", world"
+
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-text"))
+
+
+def weather(args: dict[str, Any]) -> dict[str, Any]:
+    return {"city": args["city"], "sky": "sunny", "temperature_c": 21}
+
+
+def tool_agent() -> Agent:
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        if _responses(messages) == 0:
+            yield "Checking the weather."
+            yield DeltaToolCall(name="weather", json_args='{"city":', tool_call_id="call_weather_1")
+            yield DeltaToolCall(json_args=' "Paris"}')
+            return
+        result = _returns(messages)[-1].content
+        yield f"It is {result['sky']} in {result['city']}."
+
+    tools = [Tool.manual("weather", "Current weather for a city.", CITY, weather)]
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-tools"), tools=tools)
+
+
+def structured_agent() -> Agent:
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        yield from ['{"ci', 'ty": "Par', 'is", ', '"rank', '": 1', "2}"]
+
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-structured"),
+                 output=OutputSpec.json_schema("place", PLACE))
+
+
+def publish(args: dict[str, Any]) -> str:
+    PUBLISHED.append(args["city"])
+    return f"published {args['city']}"
+
+
+def approval_agent() -> Agent:
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        returns = _returns(messages)
+        if not returns:
+            yield DeltaToolCall(name="publish", json_args='{"city": "Oslo"}', tool_call_id="call_pub_1")
+            return
+        yield f"Done: {returns[-1].content}"
+
+    tools = [Tool.manual("publish", "Publish a city report.", CITY, publish,
+                         execution=ToolExecution.requires_approval)]
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-approval"), tools=tools)
+
+
+def failing_agent() -> Agent:
+    """Asks for a tool but may make only one request: the run fails with RequestLimitExceeded."""
+    agent = tool_agent()
+    return Agent(agent.model, tools=agent.tools, limits=RunLimits(max_requests=1))
+
+
+SCENARIOS = {
+    "text": text_agent, "tools": tool_agent, "structured": structured_agent,
+    "approval": approval_agent, "failing": failing_agent,
+}
+
+
+def router(protocol: str, **options: Any) -> Any:
+    """One WSGI app serving every scenario under ``/<name>/`` (fresh agents, one app each)."""
+    from zigai.ui import ui_app
+
+    apps = {f"/{name}/": ui_app(build(), protocol, **options)  # type: ignore[arg-type]
+            for name, build in SCENARIOS.items()}
+
+    def route(environ: dict[str, Any], start_response: Any) -> Any:
+        path = environ.get("PATH_INFO", "")
+        for prefix, app in apps.items():
+            if path.startswith(prefix):
+                return app(dict(environ, PATH_INFO="/" + path[len(prefix):]), start_response)
+        start_response("404 Not Found", [("Content-Type", "application/json")])
+        return [json.dumps({"error": "no scenario"}).encode()]
+
+    route.apps = apps  # type: ignore[attr-defined]
+    return route
