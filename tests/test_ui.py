@@ -669,3 +669,75 @@ def test_scenario_router_serves_every_scenario() -> None:
         missing = post(server.url, "/nothing/", run_input("go"))
         assert missing.status == 404
         missing.read()
+
+
+def test_bridge_translates_retries_errors_enqueued_batches_and_unknown_parts() -> None:
+    from zigai.agent.events import EnqueuedMessagesEvent, FunctionToolResultEvent, ModelResponseEvent
+    from zigai.messages import RetryPromptPart, ThinkingPart, ToolOutcome, ToolReturnPart
+    from zigai.model import PartDeltaEvent, PartEndEvent, PartStartEvent, TextPartDelta, ThinkingPartDelta
+    from zigai.usage import RequestUsage
+
+    bridge = UiBridge("t", "r")
+    assert bridge.translate(PartDeltaEvent(3, TextPartDelta("lost"))) == []  # never started
+    assert bridge.translate(PartEndEvent(3, TextPart("x"))) == []
+    started = bridge.translate(PartStartEvent(0, ThinkingPart("")))
+    assert [e.kind for e in started] == ["step_start", "reasoning_start"]
+    assert bridge.translate(PartDeltaEvent(0, ThinkingPartDelta("hm")))[0].delta == "hm"
+    assert bridge.translate(PartDeltaEvent(0, ThinkingPartDelta("", signature_delta="s"))) == []
+    assert [e.kind for e in bridge.translate(PartEndEvent(0, ThinkingPart("hm")))] == ["reasoning_end"]
+    usage = RequestUsage(input_tokens=5, output_tokens=4, reasoning_tokens=2, cache_read_tokens=3)
+    bridge.translate(ModelResponseEvent(ResponseMessage(parts=(ThinkingPart("hm"),)), usage))
+    assert bridge.translate(ModelResponseEvent(ResponseMessage(parts=(TextPart("x"),)), usage)) == []
+    (entry,) = bridge.usage()
+    from zigai.ui.agui import usage_json
+
+    assert usage_json((entry,)) == [{"inputTokens": 10, "outputTokens": 8, "totalTokens": 18,
+                                     "reasoningTokens": 4, "cachedInputTokens": 6}]
+    retry = bridge.translate(FunctionToolResultEvent(RetryPromptPart("bad args", "w", "c1")))[0]
+    assert (retry.status, retry.error) == ("error", "bad args")
+    failed = bridge.translate(FunctionToolResultEvent(
+        ToolReturnPart("w", "c2", {"why": "boom"}, outcome=ToolOutcome.error)))[0]
+    assert (failed.status, failed.error) == ("error", '{"why": "boom"}')
+    batch = bridge.translate(EnqueuedMessagesEvent((RequestMessage(parts=(UserPromptPart("x"),)),)))
+    assert batch[0].value == {"count": 1}
+    validate_agui([i for e in batch + [retry, failed] for i in AguiEncoder().encode(e)])
+
+
+def test_a_failing_outcome_hook_becomes_the_runs_failure() -> None:
+    def hook(_thread: str, _outcome: Any) -> None:
+        raise OSError("disk full")
+
+    events = list(start_run(SCENARIOS["text"](), UiBridge("t", "r"), PauseStore(), prompt="p",
+                            on_outcome=hook))
+    assert isinstance(events[-1], RunFailure) and events[-1].code == "InternalError"
+
+
+def test_wsgi_path_prefix_retention_and_worker_start_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = ui_app(SCENARIOS["text"](), "agui", path="/api", max_retained_runs=1)
+    with LocalServer(app) as server:
+        for run in ("a", "b", "c"):
+            sse(post(server.url, "/api", run_input("hi", runId=run)))
+            assert app.wait(run, 5)
+        assert list(app._runs) == ["c"]  # finished runs beyond the bound were dropped
+        outside = get(server.url, "/other")
+        assert outside.status == 404
+        outside.read()
+
+    import io
+    import types
+
+    class NoThread:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def start(self) -> None:
+            raise RuntimeError("no threads left")
+
+    monkeypatch.setattr("zigai.ui.wsgi.threading", types.SimpleNamespace(
+        Thread=NoThread, Lock=threading.Lock, Event=threading.Event))
+    body = json.dumps(run_input("hi", runId="d")).encode()
+    environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/", "CONTENT_LENGTH": str(len(body)),
+               "wsgi.input": io.BytesIO(body)}
+    with pytest.raises(RuntimeError, match="no threads left"):
+        app(environ, lambda *a: None)
+    assert app._slots.acquire(blocking=False)  # the slot was given back

@@ -95,6 +95,8 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     run.add_argument("--history", metavar="FILE",
                      help="canonical history file: loaded before, replaced atomically after")
     run.add_argument("--json", action="store_true", help="print output, usage and cost as JSON")
+    run.add_argument("--events", choices=["agui"],
+                     help="print the run's events as JSON lines (agui: AG-UI events)")
     run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
     run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
@@ -146,7 +148,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
 
         invocation = Invocation(
             settings=_settings(args, env), history=args.history, json_output=args.json,
-            stream=args.stream, pause_file=args.pause_file,
+            stream=args.stream, pause_file=args.pause_file, events=args.events,
         )
         return run_command(args.prompt, invocation, env, out, err)
     if args.command == "resume":

@@ -9,7 +9,8 @@ Composition only — the agent loop, tools, output validation and history are th
    when the model's profile supports JSON Schema output, else tool output, else prompted);
 3. ``--history FILE`` → canonical history loaded before and saved (atomically) after the run;
 4. output: the final answer on stdout (structured output as JSON), or with ``--json`` one JSON
-   object ``{"output", "output_name", "model", "finish_reason", "usage", "cost"}``.
+   object ``{"output", "output_name", "model", "finish_reason", "usage", "cost"}``, or with
+   ``--events agui`` the run's AG-UI events as JSON lines (:mod:`zigai.cli.events`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Invocation:
     json_output: bool = False
     stream: bool = False
     pause_file: str = "zigai-pause.json"
+    events: str | None = None
 
 
 def resolve_settings(settings: RunSettings, env: Mapping[str, str]) -> RunSettings:
@@ -165,6 +167,10 @@ def run_command(prompt: str, invocation: Invocation, env: Mapping[str, str],
     invocation = replace(invocation, settings=settings)
     agent = build_agent(settings, env, err)
     history = load_history(invocation.history) if invocation.history else ()
+    if invocation.events == "agui":
+        from zigai.cli.events import run_agui_events
+
+        return run_agui_events(agent, prompt, history, invocation, out, err)
     progress = approvals.progress_for(invocation, out, err)
     outcome = approvals.start(agent, prompt, history, progress)
     if outcome.paused is not None:

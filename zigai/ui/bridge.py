@@ -128,6 +128,7 @@ class UiBridge:
         self._result: Any = None
         self._usage: dict[tuple[str | None, str | None], list[int]] = {}
         self.resumed = False
+        self.error: BaseException | None = None
 
     @property
     def message_id(self) -> str:
@@ -254,17 +255,22 @@ class UiBridge:
             yield self.failure(exc)
             return
         with outcome:
-            if on_outcome is not None:
-                on_outcome(self.thread_id, outcome)
+            end = RunEnd(self.thread_id, self.run_id, "complete", self._result, usage=self.usage())
             if outcome.is_paused:
                 paused = outcome.paused
                 stored = pauses.put(self.thread_id, paused.state_json, paused.calls)
-                yield RunEnd(self.thread_id, self.run_id, "interrupt",
+                end = RunEnd(self.thread_id, self.run_id, "interrupt",
                              interrupts=stored.interrupts, usage=self.usage())
-                return
-        yield RunEnd(self.thread_id, self.run_id, "complete", self._result, usage=self.usage())
+            if on_outcome is not None:
+                try:
+                    on_outcome(self.thread_id, outcome)
+                except Exception as exc:  # saving history or a pause failed: report it
+                    end = self.failure(exc)
+        yield end
 
     def failure(self, exc: BaseException) -> RunFailure:
+        """The final event for ``exc`` (kept in :attr:`error` for the caller)."""
+        self.error = exc
         if isinstance(exc, ZigAIError):
             return RunFailure(self.thread_id, self.run_id, str(exc), type(exc).__name__, self.usage())
         return RunFailure(self.thread_id, self.run_id, "internal error: the run failed",
