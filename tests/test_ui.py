@@ -672,9 +672,19 @@ def test_scenario_router_serves_every_scenario() -> None:
 
 
 def test_bridge_translates_retries_errors_enqueued_batches_and_unknown_parts() -> None:
-    from zigai.agent.events import EnqueuedMessagesEvent, FunctionToolResultEvent, ModelResponseEvent
+    from zigai.agent.events import (
+        EnqueuedMessagesEvent,
+        FunctionToolResultEvent,
+        ModelResponseEvent,
+    )
     from zigai.messages import RetryPromptPart, ThinkingPart, ToolOutcome, ToolReturnPart
-    from zigai.model import PartDeltaEvent, PartEndEvent, PartStartEvent, TextPartDelta, ThinkingPartDelta
+    from zigai.model import (
+        PartDeltaEvent,
+        PartEndEvent,
+        PartStartEvent,
+        TextPartDelta,
+        ThinkingPartDelta,
+    )
     from zigai.usage import RequestUsage
 
     bridge = UiBridge("t", "r")

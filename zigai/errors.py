@@ -131,7 +131,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ProviderResponseDecodeError),
     │                                                 EmbeddingResultClosed
     ├── UiError                   zigai.ui            InvalidClientMessages (ClientMessagesTooLarge),
-    │                                                 UnknownInterrupt, ReplayGap, UiResultClosed
+    │                                                 UnknownInterrupt, InvalidApprovalReply,
+    │                                                 ReplayGap, ReplayTimedOut
     ├── AcpError                  zigai.acp           AcpProtocolError, AcpRemoteError,
     │                                                 AcpConnectionClosed, AcpStateError,
     │                                                 AcpPathOutsideRoot, AcpPermissionRejected,
