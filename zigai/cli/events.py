@@ -46,7 +46,7 @@ def run_agui_events(agent: Any, prompt: str, history: tuple[Any, ...], invocatio
     bridge = UiBridge("zigai-cli", secrets.token_hex(8))
     encoder = AguiEncoder()
     pauses = _CliPauses()
-    code = ExitCode.ok
+    code = int(ExitCode.ok)
 
     def on_outcome(_thread: str, outcome: Any) -> None:
         nonlocal code

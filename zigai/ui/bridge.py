@@ -255,7 +255,8 @@ class UiBridge:
             yield self.failure(exc)
             return
         with outcome:
-            end = RunEnd(self.thread_id, self.run_id, "complete", self._result, usage=self.usage())
+            end: RunEnd | RunFailure = RunEnd(self.thread_id, self.run_id, "complete",
+                                              self._result, usage=self.usage())
             if outcome.is_paused:
                 paused = outcome.paused
                 stored = pauses.put(self.thread_id, paused.state_json, paused.calls)
