@@ -63,7 +63,20 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.openai_compatible OpenAICompatibleDecodeError
     │                                                 (also a ProviderResponseDecodeError)
     │                             zigai.providers.azure_openai InvalidAzureResource
-    │                             zigai.providers.bedrock InvalidBedrockRegion
+    │                             zigai.providers.bedrock InvalidBedrockRegion,
+    │                                                 InvalidBedrockModelId, EventStreamNeedsChunks,
+    │                                                 BedrockDecodeError (also a
+    │                                                 ProviderResponseDecodeError), BedrockEncodeError
+    │                             zigai.providers.eventstream MalformedEventStream
+    │                                                 (EventStreamChecksumMismatch,
+    │                                                 EventStreamMessageTooLarge)
+    │                             zigai.providers.cohere CohereDecodeError (also a
+    │                                                 ProviderResponseDecodeError), CohereEncodeError
+    │                             zigai.providers.mistral MistralDecodeError (also a
+    │                                                 ProviderResponseDecodeError), MistralEncodeError,
+    │                                                 InvalidConversationId, ConversationHistoryClosed
+    │                             zigai.providers._native NativeDecodeError, NativeEncodeError
+    │                                                 (the bases of the native routes' errors)
     │                             zigai.providers.openrouter InvalidRouting
     │                             zigai.providers.snowflake InvalidSnowflakeAccount,
     │                                                 InvalidSnowflakeReasoning

@@ -1,0 +1,203 @@
+"""The shape the native adapters share (Bedrock Converse, Cohere v2, Mistral Conversations).
+
+Job
+    * :class:`NativeProvider` is a :class:`~zigai.providers.http.Configured` whose identity,
+      default API root and authentication style are class attributes, so each native route
+      declares them once and gets the same constructor (credential, transport, root, headers,
+      URL policy, profile lookup, per-attempt timeout).
+    * :class:`NativeClient` is the client half: the model name, default settings and the
+      profile resolved once in the four layers of :func:`zigai.providers.profiles.resolve`
+      (explicit profile, else the provider's ``profile_lookup``, the route's built-in family
+      table, the route's fail-closed fallback, then ``profile_override``).  It sends encoded
+      JSON through the provider and turns every malformed 2xx answer into the route's named
+      decode error carrying the HTTP status and request id.
+    * :class:`NativeDecodeError` / :class:`NativeEncodeError` are the bases of each route's
+      named errors (``path`` names the JSON location that broke the contract).
+
+Invariants: nothing here knows a wire format; clients never see the credential; every
+request is checked against the resolved profile before it is encoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+from zigai.errors import ProviderError
+from zigai.messages import (
+    CapabilityLoadReturnPart,
+    ResponseMessage,
+    ToolAvailabilityPart,
+    ToolOutcome,
+)
+from zigai.model import ModelProfile, ModelRequest
+from zigai.provider import (
+    ProviderHttpRequest,
+    ProviderHttpResponse,
+    ProviderResponseDecodeError,
+)
+from zigai.providers import profiles
+from zigai.providers._wire import (
+    AdapterClient,
+    LazyHttpTransport,
+    SseModelStream,
+    StreamStateMachine,
+    http_request,
+)
+from zigai.providers.http import AuthStyle, Configured
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings
+from zigai.transport.base import Transport
+
+__all__ = [
+    "NativeClient", "NativeDecodeError", "NativeEncodeError", "NativeProvider",
+    "availability_text", "capability_result",
+]
+
+
+def availability_text(part: ToolAvailabilityPart) -> str:
+    """The user-visible note a tool availability change becomes on routes without one."""
+    lines = []
+    if part.added:
+        lines.append("Tools now available: " + ", ".join(part.added))
+    if part.removed:
+        lines.append("Tools no longer available: " + ", ".join(part.removed))
+    return "\n".join(lines)
+
+
+def capability_result(part: CapabilityLoadReturnPart) -> tuple[Any, bool]:
+    """A capability load's tool result (a JSON object on success, else text) and success."""
+    if part.outcome is ToolOutcome.success:
+        return {"loaded": list(part.loaded), "instructions": list(part.instructions)}, True
+    return part.content or part.outcome.value, False
+
+
+class NativeDecodeError(ProviderResponseDecodeError, ProviderError):
+    """A 2xx answer (or one stream event) of a native route broke its wire contract."""
+
+    path: str
+
+    def __init__(self, message: str, *, path: str = "$", **fields: Any) -> None:
+        super().__init__(message, **fields)
+        self.path = path
+
+
+class NativeEncodeError(ProviderError):
+    """The neutral request cannot be expressed on a native route; nothing was sent."""
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class NativeProvider(Configured):
+    """Provider state of one native route; subclasses set the three class attributes."""
+
+    __slots__ = ()
+
+    provider_name: ClassVar[str]
+    api_base: ClassVar[str | None]
+    auth_style: ClassVar[AuthStyle] = AuthStyle.bearer()
+
+    def __init__(
+        self,
+        api_key: str,
+        transport: Transport | None = None,
+        *,
+        base_url: str | None = None,
+        headers: Iterable[tuple[str, str]] = (),
+        url_policy: UrlPolicy | None = None,
+        profile_lookup: Callable[[str], ModelProfile | None] | None = None,
+        request_timeout_ms: int | None = None,
+    ) -> None:
+        root = base_url if base_url is not None else self.api_base
+        if root is None:
+            raise ValueError(f"{type(self).__name__} needs base_url")
+        super().__init__(
+            self.provider_name,
+            root,
+            transport if transport is not None else LazyHttpTransport(url_policy),
+            credential=api_key,
+            auth=self.auth_style,
+            headers=headers,
+            url_policy=url_policy,
+            request_timeout_ms=request_timeout_ms,
+            profile_lookup=profile_lookup,
+        )
+
+
+class NativeClient(AdapterClient):
+    """Model name, settings and resolved profile of one native route, plus its send helpers.
+
+    Subclasses set ``decode_error`` (their named decode error), ``fallback_profile`` (the
+    fail-closed profile for unknown families) and ``builtin_profile`` (their family table).
+    """
+
+    decode_error: ClassVar[type[NativeDecodeError]] = NativeDecodeError
+    fallback_profile: ClassVar[ModelProfile] = profiles.UNKNOWN
+
+    def __init__(
+        self,
+        model_name: str,
+        provider: Any,
+        settings: ModelSettings | None = None,
+        *,
+        profile: ModelProfile | None = None,
+        profile_override: Callable[[str, ModelProfile], ModelProfile | None] | None = None,
+    ) -> None:
+        if not isinstance(model_name, str) or not model_name:
+            raise ValueError("model_name must be a non-empty string")
+        if settings is not None and not isinstance(settings, ModelSettings):
+            raise TypeError("settings must be a ModelSettings")
+        self._model_name = model_name
+        self.provider = provider
+        self.settings = settings
+        if profile is None:
+            profile = profiles.resolve(
+                model_name, fallback=self.fallback_profile, lookup=provider.profile_for,
+                builtin=type(self).builtin_profile, override=profile_override,
+            )
+        elif not isinstance(profile, ModelProfile):
+            raise TypeError("profile must be a ModelProfile")
+        self._profile = profile
+
+    @staticmethod
+    def builtin_profile(model_name: str) -> ModelProfile | None:
+        """The route's built-in profile for a model family (None: unknown family)."""
+        return None
+
+    @property
+    def provider_name(self) -> str:
+        return str(self.provider.name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_name={self._model_name!r}, provider={self.provider_name!r})"
+
+    # -- sending ----------------------------------------------------------------------------
+
+    def http_request(
+        self, request: ModelRequest, path: str, body: Any, headers: Iterable[tuple[str, str]] = ()
+    ) -> ProviderHttpRequest:
+        """The provider request for an encoded body (request-scoped headers appended)."""
+        merged = (*headers, *(request.settings.extra_headers or ()))
+        return http_request(request, self._profile, path=path, json_body=body,
+                            headers=tuple(merged), deadline=request.effective_deadline,
+                            idempotency_key=request.idempotency_key)
+
+    def decoded(self, response: ProviderHttpResponse,
+                decode: Callable[[Any], ResponseMessage]) -> ResponseMessage:
+        """``decode(response JSON)``; any decode failure becomes the route's named error."""
+        try:
+            return decode(response.json())
+        except NativeDecodeError as exc:
+            exc.status, exc.request_id = response.status, response.request_id
+            raise
+        except ProviderResponseDecodeError as exc:
+            raise self.decode_error(str(exc), status=response.status,
+                                    request_id=response.request_id,
+                                    provider_name=self.provider_name) from None
+
+    def sse_stream(self, http: ProviderHttpRequest, decoder: StreamStateMachine) -> SseModelStream:
+        """Open the request as server-sent events read by ``decoder`` (HTTP errors raise here)."""
+        return SseModelStream(self.provider.stream_lines(http), decoder,
+                              model_name=self._model_name, provider_name=self.provider_name)
