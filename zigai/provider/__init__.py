@@ -202,6 +202,12 @@ class ProviderLineStream:
     def __iter__(self) -> Iterator[bytes]:
         return self._read(self._lines)
 
+    @property
+    def has_raw_chunks(self) -> bool:
+        """True when :meth:`chunks` hands over the transport's own bytes unchanged (binary
+        framing such as AWS EventStream needs this); False when they are rebuilt from lines."""
+        return self._chunks is not None
+
     def chunks(self) -> Iterator[bytes]:
         """The body as decoded pieces; rebuilt from the lines when the transport has none."""
         if self._chunks is not None:

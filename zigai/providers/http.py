@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from zigai.errors import ProviderError
@@ -171,9 +171,13 @@ def _normalize_root(api_root: Any, policy: UrlPolicy) -> str:
     return api_root if api_root.endswith("/") else api_root + "/"
 
 
-def join_endpoint(api_root: str, path: str) -> str:
+def join_endpoint(api_root: str, path: str, *, allow_encoded_slash: bool = False) -> str:
     """``api_root`` (ending in ``/``) plus a checked relative endpoint; raises
-    :class:`InvalidProviderRequest` for anything that could leave the root."""
+    :class:`InvalidProviderRequest` for anything that could leave the root.
+
+    ``allow_encoded_slash`` admits ``%2F`` inside a segment (never ``%5C`` or ``%00``) for
+    APIs whose resource names contain ``/`` and must be percent-encoded (Bedrock model ARNs);
+    the adapter validates such names before encoding them."""
     if not isinstance(path, str) or not path:
         raise InvalidProviderRequest("endpoint path must be a non-empty relative path")
     if "#" in path:
@@ -196,7 +200,9 @@ def join_endpoint(api_root: str, path: str) -> str:
             raise InvalidProviderRequest("endpoint path must not contain '.' or '..' segments")
         if not _SEGMENT.match(segment):
             raise InvalidProviderRequest("endpoint path has characters outside RFC 3986 pchar")
-        if _ENCODED_SEPARATOR.search(segment):
+        separators = _ENCODED_SEPARATOR.findall(segment)
+        if separators and not (allow_encoded_slash
+                               and all(found.lower() == "%2f" for found in separators)):
             raise InvalidProviderRequest("endpoint path has an encoded '/', '\\' or NUL")
     if sep and not _QUERY.match(query):
         raise InvalidProviderRequest("endpoint query has characters outside RFC 3986")
@@ -221,6 +227,9 @@ class Configured(ProviderOperations):
     idempotency keys travel in when the request itself names none.  The optional operations
     (discovery, files) are unsupported here; provider modules override them.
     """
+
+    #: Subclasses whose resource names hold an encoded ``/`` (Bedrock ARNs) set this.
+    encoded_slash_in_paths: ClassVar[bool] = False
 
     __slots__ = (
         "name", "api_root", "transport", "url_policy", "request_timeout_ms", "auth",
@@ -391,7 +400,8 @@ class Configured(ProviderOperations):
         method = request.method.upper() if isinstance(request.method, str) else ""
         if method not in _METHODS:
             raise InvalidProviderRequest(f"unsupported HTTP method {request.method!r}")
-        url = join_endpoint(self.api_root, request.path)
+        url = join_endpoint(self.api_root, request.path,
+                            allow_encoded_slash=self.encoded_slash_in_paths)
         self.url_policy.check(url)
         headers = self._headers_for(request)
         body: bytes | None = request.body

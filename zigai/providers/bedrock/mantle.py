@@ -4,7 +4,7 @@
 validating the region label, so a value cannot select another origin.  ``MantleProvider``
 authenticates with a Bedrock API key as a bearer token; ``MantleClient`` resolves OpenAI
 model ids (``openai.gpt-oss-20b`` ...) through ``profiles.bedrock_mantle`` and fails closed
-for other families.  The native Converse adapter is separate later work.
+for other families.  The native Converse adapter is :mod:`.converse`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from zigai.transport.base import Transport
 
 __all__ = [
     "AUTH", "MANTLE_DEFAULTS", "InvalidBedrockRegion", "MantleClient", "MantleProvider",
-    "mantle_api_base", "mantle_profile_lookup",
+    "check_region", "mantle_api_base", "mantle_profile_lookup",
 ]
 
 AUTH = AuthStyle.bearer()
@@ -35,11 +35,16 @@ class InvalidBedrockRegion(ProviderError):
     """The region is not a single lowercase DNS label such as ``us-east-1``."""
 
 
-def mantle_api_base(region: str) -> str:
-    """The deployment-specific Mantle Chat Completions root for ``region``."""
+def check_region(region: str) -> str:
+    """``region`` when it is one lowercase DNS label (so it cannot select another origin)."""
     if not isinstance(region, str) or not _REGION.match(region):
         raise InvalidBedrockRegion("Bedrock regions are one lowercase DNS label, e.g. us-east-1")
-    return f"https://bedrock-mantle.{region}.api.aws/v1"
+    return region
+
+
+def mantle_api_base(region: str) -> str:
+    """The deployment-specific Mantle Chat Completions root for ``region``."""
+    return f"https://bedrock-mantle.{check_region(region)}.api.aws/v1"
 
 
 class MantleProvider(_compatible.Provider):

@@ -1,0 +1,383 @@
+"""Encode a neutral :class:`~zigai.model.ModelRequest` as one Bedrock Converse body.
+
+:func:`encode_request` is pure; :func:`model_path` builds ``model/{id}/converse`` (or
+``converse-stream``) with the id percent-encoded (every byte outside ``A-Za-z0-9-._~``), after
+:func:`check_model_id` accepted it.  Wire mapping:
+
+* ``system`` — system prompts of the history, then the request instructions, as ``text``
+  blocks.
+* ``messages`` — user prompts and tool results form ``user`` messages, responses form
+  ``assistant`` messages; consecutive messages of one role are merged (Converse alternates).
+  User content: ``text``, ``image`` / ``document`` (inline bytes, or ``s3://`` URLs),
+  ``cachePoint``.  Tool returns are ``toolResult`` blocks: JSON results as ``json`` content,
+  strings as ``text``, failures with ``status: "error"``; a retry prompt tied to a call is an
+  error ``toolResult``.  Assistant content: ``text``, ``toolUse`` (input as a JSON object) and
+  this provider's ``reasoningContent`` (text with its signature, or redacted content),
+  replayed unchanged; reasoning from another provider is dropped.
+* ``inferenceConfig`` — ``maxTokens``, ``temperature``, ``topP``, ``stopSequences``.
+* ``toolConfig`` — ``toolSpec`` tools (``strict`` only when the definition sets it) and
+  ``toolChoice`` (``auto`` / ``any``; Converse has no ``none``).
+* ``outputConfig.textFormat`` — a JSON schema (sent as JSON text, as Converse requires).
+* ``serviceTier`` — ``{"type": <tier>}``.
+* Thinking, per family: Claude takes ``thinking`` (``enabled`` with ``budget_tokens`` or
+  ``disabled``), Nova 2 ``reasoningConfig`` (``maxReasoningEffort``), gpt-oss
+  ``reasoning_effort`` — all inside ``additionalModelRequestFields``.
+* The ``bedrock`` extension body adds Converse-only fields (``additionalModelRequestFields``,
+  ``additionalModelResponseFieldPaths``, ``guardrailConfig``, ``performanceConfig``,
+  ``requestMetadata``, ``promptVariables``); keys the encoder owns are refused, and an
+  ``additionalModelRequestFields`` key that the thinking mapping also sets is a conflict.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+from urllib.parse import quote
+
+from zigai import json as zjson
+from zigai.errors import JsonError
+from zigai.messages import (
+    BytesSource,
+    CachePoint,
+    CapabilityLoadCallPart,
+    CapabilityLoadReturnPart,
+    DocumentContent,
+    ImageContent,
+    InstructionPart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RequestMessage,
+    ResponseMessage,
+    RetryPromptPart,
+    SpeechPart,
+    SpeechPromptPart,
+    SystemPromptPart,
+    TaggedText,
+    TextContent,
+    TextPart,
+    ThinkingPart,
+    ToolAvailabilityPart,
+    ToolCallPart,
+    ToolOutcome,
+    ToolReturnPart,
+    UrlSource,
+    UserPromptPart,
+)
+from zigai.messages.json_value import thaw_json
+from zigai.model import ModelRequest
+from zigai.providers._native import availability_text, capability_result
+from zigai.providers.bedrock._errors import BedrockEncodeError, InvalidBedrockModelId
+from zigai.providers.bedrock.profiles import model_family
+
+__all__ = [
+    "EXTENSION_TAG", "PROVIDER_NAME", "RESERVED_KEYS", "check_model_id", "encode_request",
+    "model_path",
+]
+
+PROVIDER_NAME = "bedrock"
+EXTENSION_TAG = "bedrock"
+RESERVED_KEYS = frozenset({"modelId", "messages", "system", "inferenceConfig", "toolConfig",
+                           "outputConfig", "serviceTier"})
+_MODEL_ID = re.compile(r"^[A-Za-z0-9._:/-]{1,2048}$")
+_IMAGE_FORMATS = {"image/png": "png", "image/jpeg": "jpeg", "image/gif": "gif",
+                  "image/webp": "webp"}
+_DOCUMENT_FORMATS = {
+    "application/pdf": "pdf", "text/csv": "csv", "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html", "text/plain": "txt", "text/markdown": "md",
+}
+_DOCUMENT_NAME = re.compile(r"^[A-Za-z0-9\s\-()\[\]]{1,200}$")
+
+
+def check_model_id(model_id: str) -> str:
+    """Accept a model id, inference-profile id or ARN that can be one path segment."""
+    if not isinstance(model_id, str) or not _MODEL_ID.match(model_id):
+        raise InvalidBedrockModelId(
+            "Bedrock model ids are 1-2048 letters, digits, '.', '_', ':', '/' or '-'"
+        )
+    if "/" in model_id:
+        if not model_id.startswith("arn:"):
+            raise InvalidBedrockModelId("only ARNs may contain '/' in a Bedrock model id")
+        if any(segment in ("", ".", "..") for segment in model_id.split("/")):
+            raise InvalidBedrockModelId("a Bedrock ARN has an empty or dot segment")
+    return model_id
+
+
+def model_path(model_id: str, *, stream: bool = False) -> str:
+    """``model/{percent-encoded id}/converse`` (``converse-stream`` when streaming)."""
+    encoded = quote(check_model_id(model_id), safe="")
+    return f"model/{encoded}/{'converse-stream' if stream else 'converse'}"
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _media(item: ImageContent | DocumentContent) -> dict[str, Any]:
+    source = item.source
+    if isinstance(source, BytesSource):
+        media_type = source.media_type
+        located: dict[str, Any] = {"bytes": _b64(source.data)}
+    elif isinstance(source, UrlSource) and source.url.startswith("s3://"):
+        media_type = source.media_type or ""
+        located = {"s3Location": {"uri": source.url}}
+    else:
+        raise BedrockEncodeError(f"Converse takes {item.kind} input as inline bytes or an "
+                                 "s3:// URL")
+    if isinstance(item, ImageContent):
+        image_format = _IMAGE_FORMATS.get(media_type)
+        if image_format is None:
+            raise BedrockEncodeError(f"Converse images are png, jpeg, gif or webp, not "
+                                     f"{media_type or 'an unknown type'}")
+        return {"image": {"format": image_format, "source": located}}
+    document_format = _DOCUMENT_FORMATS.get(media_type)
+    if document_format is None:
+        raise BedrockEncodeError(f"Converse does not accept {media_type or 'untyped'} documents")
+    name = item.title or "document"
+    if not _DOCUMENT_NAME.match(name):
+        raise BedrockEncodeError("Converse document names are letters, digits, spaces, "
+                                 "hyphens, parentheses and square brackets")
+    return {"document": {"format": document_format, "name": name, "source": located}}
+
+
+def _user_blocks(part: UserPromptPart) -> list[dict[str, Any]]:
+    if isinstance(part.content, str):
+        return [{"text": part.content}] if part.content else []
+    blocks: list[dict[str, Any]] = []
+    for item in part.content:
+        if isinstance(item, TextContent):
+            blocks.append({"text": item.text})
+        elif isinstance(item, TaggedText):
+            blocks.append({"text": f"<{item.tag}>{item.text}</{item.tag}>"})
+        elif isinstance(item, (ImageContent, DocumentContent)):
+            blocks.append(_media(item))
+        elif isinstance(item, CachePoint):
+            blocks.append({"cachePoint": {"type": "default"}})
+        else:
+            raise BedrockEncodeError(f"Converse does not accept {item.kind} input")
+    return blocks
+
+
+def _tool_result(call_id: str, content: Any, *, error: bool) -> dict[str, Any]:
+    if isinstance(content, str):
+        items: list[dict[str, Any]] = [{"text": content}]
+    elif content is None:
+        items = [{"text": ""}]
+    else:
+        items = [{"json": thaw_json(content)}]
+    result: dict[str, Any] = {"toolUseId": call_id, "content": items}
+    if error:
+        result["status"] = "error"
+    return {"toolResult": result}
+
+
+class _Conversation:
+    """Accumulates blocks into alternating messages."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.system: list[str] = []
+
+    def add(self, role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if self.messages and self.messages[-1]["role"] == role:
+            self.messages[-1]["content"].extend(blocks)
+        else:
+            self.messages.append({"role": role, "content": blocks})
+
+    def request_part(self, part: Any) -> None:
+        if isinstance(part, SystemPromptPart):
+            self.system.append(part.content)
+        elif isinstance(part, UserPromptPart):
+            self.add("user", _user_blocks(part))
+        elif isinstance(part, ToolReturnPart):
+            self.add("user", [_tool_result(part.tool_call_id, part.content,
+                                           error=part.outcome is not ToolOutcome.success)])
+        elif isinstance(part, RetryPromptPart):
+            if part.tool_call_id is None:
+                self.add("user", [{"text": part.content}])
+            else:
+                self.add("user", [_tool_result(part.tool_call_id, part.content, error=True)])
+        elif isinstance(part, CapabilityLoadReturnPart):
+            content, ok = capability_result(part)
+            self.add("user", [_tool_result(part.tool_call_id, content, error=not ok)])
+        elif isinstance(part, SpeechPromptPart):
+            if part.transcript is None:
+                raise BedrockEncodeError("Converse does not accept audio input")
+            self.add("user", [{"text": part.transcript}])
+        elif isinstance(part, ToolAvailabilityPart):
+            self.add("user", [{"text": availability_text(part)}])
+        elif not isinstance(part, InstructionPart):
+            raise BedrockEncodeError(f"a {type(part).__name__} cannot be sent to Converse")
+
+    def response(self, message: ResponseMessage) -> None:
+        blocks: list[dict[str, Any]] = []
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                if part.content:
+                    blocks.append({"text": part.content})
+            elif isinstance(part, ThinkingPart):
+                block = _reasoning(part)
+                if block is not None:
+                    blocks.append(block)
+            elif isinstance(part, ToolCallPart):
+                blocks.append({"toolUse": {"toolUseId": part.tool_call_id,
+                                           "name": part.tool_name,
+                                           "input": _arguments(part)}})
+            elif isinstance(part, CapabilityLoadCallPart):
+                blocks.append({"toolUse": {"toolUseId": part.tool_call_id,
+                                           "name": part.tool_name,
+                                           "input": {"capability_id": part.capability_id}}})
+            elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
+                continue  # Converse runs no provider-side tools in this adapter
+            elif isinstance(part, SpeechPart):
+                if part.transcript is None:
+                    raise BedrockEncodeError("assistant audio without a transcript cannot be "
+                                             "replayed")
+                blocks.append({"text": part.transcript})
+            else:
+                raise BedrockEncodeError(f"a {part.part_kind} part cannot be replayed to "
+                                         "Converse")
+        self.add("assistant", blocks)
+
+
+def _arguments(part: ToolCallPart) -> Any:
+    try:
+        return zjson.parse(part.args or "{}", zjson.defaults.tool_payload)
+    except JsonError as exc:
+        raise BedrockEncodeError(f"tool call {part.tool_call_id!r} arguments are not JSON "
+                                 f"({exc})") from None
+
+
+def _reasoning(part: ThinkingPart) -> dict[str, Any] | None:
+    provider = part.provider
+    if provider is None or provider.provider_name != PROVIDER_NAME:
+        return None  # another provider's reasoning state means nothing to Converse
+    redacted = provider.details.get("redacted_content") if provider.details else None
+    if isinstance(redacted, str):
+        return {"reasoningContent": {"redactedContent": redacted}}
+    text: dict[str, Any] = {"text": part.content}
+    if part.signature is not None:
+        text["signature"] = part.signature
+    return {"reasoningContent": {"reasoningText": text}}
+
+
+def _thinking_fields(request: ModelRequest, model_id: str) -> dict[str, Any]:
+    settings = request.settings
+    if settings.thinking is None and settings.thinking_budget_tokens is None:
+        return {}
+    family = model_family(model_id)
+    vendor = family[0] if family else ""
+    budget, level = settings.thinking_budget_tokens, settings.thinking
+    off = level == "off" or budget == 0
+    if vendor == "anthropic":
+        if off:
+            return {"thinking": {"type": "disabled"}}
+        if budget is None:
+            raise BedrockEncodeError("Claude on Converse takes a thinking budget "
+                                     "(thinking_budget_tokens), not an effort level")
+        return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    if vendor == "amazon":
+        if off:
+            return {"reasoningConfig": {"type": "disabled"}}
+        if budget is not None:
+            raise BedrockEncodeError("Nova reasoning takes an effort level, not a budget")
+        return {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": level}}
+    if vendor == "openai":
+        if off or budget is not None:
+            raise BedrockEncodeError("gpt-oss on Converse takes an effort level only")
+        return {"reasoning_effort": level}
+    if off:
+        return {}
+    raise BedrockEncodeError(f"Converse has no thinking control for {model_id!r}")
+
+
+def _tool_config(request: ModelRequest) -> dict[str, Any] | None:
+    if not request.tools:
+        return None
+    tools = []
+    for tool in request.tools:
+        spec: dict[str, Any] = {"name": tool.name}
+        if tool.description:
+            spec["description"] = tool.description
+        spec["inputSchema"] = {"json": thaw_json(tool.parameters_json_schema)}
+        if tool.strict is not None:
+            spec["strict"] = tool.strict
+        tools.append({"toolSpec": spec})
+    config: dict[str, Any] = {"tools": tools}
+    choice = request.settings.tool_choice
+    if choice == "none":
+        raise BedrockEncodeError("Converse has no tool_choice 'none'; send no tools instead")
+    if choice == "auto":
+        config["toolChoice"] = {"auto": {}}
+    elif choice == "required":
+        config["toolChoice"] = {"any": {}}
+    return config
+
+
+def encode_request(request: ModelRequest, *, model_id: str) -> dict[str, Any]:
+    """The Converse body for ``request`` (settings already merged and checked)."""
+    if request.managed_tools:
+        raise BedrockEncodeError("this Converse adapter has no provider-managed tools")
+    conversation = _Conversation()
+    for message in request.messages:
+        if isinstance(message, RequestMessage):
+            for part in message.parts:
+                conversation.request_part(part)
+        elif isinstance(message, ResponseMessage):
+            conversation.response(message)
+        else:
+            raise BedrockEncodeError(f"unknown message {type(message).__name__}")
+    body: dict[str, Any] = {"messages": conversation.messages}
+    system = [*conversation.system, *request.instructions]
+    if system:
+        body["system"] = [{"text": text} for text in system if text]
+    settings = request.settings
+    inference: dict[str, Any] = {}
+    for key, value in (("maxTokens", settings.max_tokens), ("temperature", settings.temperature),
+                       ("topP", settings.top_p)):
+        if value is not None:
+            inference[key] = value
+    if settings.stop_sequences:
+        inference["stopSequences"] = list(settings.stop_sequences)
+    if inference:
+        body["inferenceConfig"] = inference
+    tool_config = _tool_config(request)
+    if tool_config is not None:
+        body["toolConfig"] = tool_config
+    fmt = request.output_format
+    if fmt.kind == "json_schema":
+        schema: dict[str, Any] = {"schema": zjson.dumps(thaw_json(fmt.schema or {})),
+                                  "name": fmt.name}
+        if fmt.description is not None:
+            schema["description"] = fmt.description
+        body["outputConfig"] = {"textFormat": {"type": "json_schema",
+                                               "structure": {"jsonSchema": schema}}}
+    elif fmt.kind == "json_object":
+        raise BedrockEncodeError("Converse has no JSON-object mode; use a JSON schema")
+    if settings.service_tier is not None:
+        body["serviceTier"] = {"type": settings.service_tier}
+    fields = _thinking_fields(request, model_id)
+    extra = {} if settings.extra_body is None else settings.extra_body.accept(EXTENSION_TAG,
+                                                                               RESERVED_KEYS)
+    additional = extra.pop("additionalModelRequestFields", None)
+    if additional is not None:
+        if not isinstance(additional, dict):
+            raise BedrockEncodeError("bedrock extension additionalModelRequestFields must be "
+                                     "an object", path="extra_body.additionalModelRequestFields")
+        clash = sorted(set(additional) & set(fields))
+        if clash:
+            raise BedrockEncodeError(
+                "bedrock extension additionalModelRequestFields sets what the thinking "
+                f"setting controls: {', '.join(clash)}",
+                path="extra_body.additionalModelRequestFields",
+            )
+        fields = {**additional, **fields}
+    if fields:
+        body["additionalModelRequestFields"] = fields
+    body.update(extra)
+    return body
