@@ -51,17 +51,14 @@ EXPECT_KEYS = frozenset(
 )
 SCENARIO_KEYS = frozenset(
     {"match", "family", "system", "prompt", "tool", "settings", "output_schema", "output_name",
-     "retry", "runs", "expect", "file", "operations"}
+     "retry", "runs", "expect", "file", "operations", "builtin_tools"}
 )
 FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
 FILE_OPERATIONS = ("upload", "inspect", "download", "delete")
 FILE_PROVIDERS = ("anthropic", "google", "openai")
-# Routes the corpus records but this port implements in later work.
-LATER_WORK = {
-    "bedrock-converse": "Bedrock Converse route is later work",
-    "mistral-conversations": "Mistral Conversations route is later work",
-    "cohere-v2": "Cohere v2 native chat route is later work",
-}
+BUILTIN_TOOLS = frozenset({"web_search", "web_fetch", "code_execution", "tool_search"})
+# Routes the corpus records but this port implements in later work (none today).
+LATER_WORK: dict[str, str] = {}
 NAMED_COMPATIBLE = (
     "azure_openai", "bedrock", "cerebras", "cohere", "crusoe", "deepseek", "doubleword", "groq",
     "huggingface", "mistral", "ollama", "openrouter", "ovhcloud", "snowflake", "together", "zai",
@@ -88,7 +85,7 @@ def default_corpus() -> Path:
 class Scenario:
     match: str
     family: str
-    prompt: str
+    prompt: str | tuple[Any, ...]
     system: str | None = None
     tool: dict[str, Any] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -99,6 +96,51 @@ class Scenario:
     expect: dict[str, Any] = field(default_factory=dict)
     file: dict[str, Any] | None = None
     operations: tuple[str, ...] = ()
+    builtin_tools: tuple[str, ...] = ()
+
+
+def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
+    """A prompt is one string, or a list of parts: strings (text) and ``{image: {...}}``."""
+    if isinstance(value, str) and value:
+        return value
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(f"{where}: 'prompt' is required (a string or a non-empty list)")
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            continue
+        image = item.get("image") if isinstance(item, dict) and set(item) == {"image"} else None
+        if not (isinstance(image, dict) and set(image) == {"media_type", "base64"}
+                and all(isinstance(image[k], str) and image[k] for k in image)):
+            raise ScenarioError(
+                f"{where}: prompt[{index}] must be a string or "
+                "{image: {media_type: STR, base64: STR}}"
+            )
+    return tuple(value)
+
+
+def _check_builtin_tools(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ScenarioError(f"{where}: 'builtin_tools' must be a list of names")
+    unknown = sorted(set(value) - BUILTIN_TOOLS)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown builtin tools {unknown}")
+    if len(set(value)) != len(value):
+        raise ScenarioError(f"{where}: 'builtin_tools' names a tool twice")
+    return tuple(value)
+
+
+def _check_settings(value: Any, where: str) -> dict[str, Any]:
+    """Portable settings; ``extra_body`` is a tagged extension ``{tag: STR, body: {...}}``."""
+    settings = dict(value or {})
+    extra = settings.get("extra_body")
+    if extra is not None and not (
+        isinstance(extra, dict) and set(extra) == {"tag", "body"}
+        and isinstance(extra["tag"], str) and isinstance(extra["body"], dict)
+    ):
+        raise ScenarioError(f"{where}: settings.extra_body must be {{tag: STR, body: {{...}}}}")
+    return settings
 
 
 def load_scenarios(path: Path) -> list[Scenario]:
@@ -113,11 +155,13 @@ def load_scenarios(path: Path) -> list[Scenario]:
         unknown = set(raw) - SCENARIO_KEYS
         if unknown:
             raise ScenarioError(f"{where}: unknown keys {sorted(unknown)}")
-        required = ("match", "family") if raw.get("family") == "provider-files" else (
-            "match", "family", "prompt")
-        for key in required:
+        for key in ("match", "family"):
             if not isinstance(raw.get(key), str) or not raw[key]:
                 raise ScenarioError(f"{where}: '{key}' is required")
+        if raw.get("family") == "provider-files" and raw.get("prompt") is None:
+            prompt: str | tuple[Any, ...] = ""
+        else:
+            prompt = _check_prompt(raw.get("prompt"), where)
         if raw["family"] not in FAMILIES:
             raise ScenarioError(f"{where}: unknown family {raw['family']!r}")
         if raw["family"] == "provider-files":
@@ -133,12 +177,14 @@ def load_scenarios(path: Path) -> list[Scenario]:
             raise ScenarioError(f"{where}: structured-output scenarios need 'output_schema'")
         found.append(
             Scenario(
-                match=raw["match"], family=raw["family"], prompt=raw.get("prompt", ""),
+                match=raw["match"], family=raw["family"], prompt=prompt,
                 system=raw.get("system"), tool=raw.get("tool"),
-                settings=dict(raw.get("settings") or {}), output_schema=raw.get("output_schema"),
+                settings=_check_settings(raw.get("settings"), where),
+                output_schema=raw.get("output_schema"),
                 output_name=raw.get("output_name", "response"), retry=raw.get("retry"),
                 runs=tuple(raw.get("runs") or ()), expect=dict(raw.get("expect") or {}),
                 file=raw.get("file"), operations=tuple(raw.get("operations") or ()),
+                builtin_tools=_check_builtin_tools(raw.get("builtin_tools"), where),
             )
         )
     return found
@@ -195,11 +241,15 @@ def detect_route(path: Path, first: Any) -> Route:
             root = root[len("/upload"):]
         return Route("provider-files", origin + root, "", provider)
     if p.endswith("/converse") or p.endswith("/converse-stream"):
-        return Route("bedrock-converse", origin, "", None)
+        from urllib.parse import unquote
+
+        encoded = p.removeprefix("/model/").rsplit("/", 1)[0]
+        return Route("bedrock-converse", origin, unquote(encoded), None)
     if p.endswith("/conversations"):
-        return Route("mistral-conversations", origin, "", None)
+        root = origin + p[: -len("/conversations")]
+        return Route("mistral-conversations", root, model_id or "", None)
     if p.endswith("/v2/chat"):
-        return Route("cohere-v2", origin, "", None)
+        return Route("cohere-v2", origin + p[: -len("/chat")], model_id or "", None)
     if ":generateContent" in p or ":streamGenerateContent" in p:
         root, _, rest = p.partition("/models/")
         return Route("gemini", origin + root, rest.split(":", 1)[0], None)
@@ -240,6 +290,19 @@ def build_model(route: Route, transport: Any) -> Any:
         azure = _import("zigai.providers.azure_openai")
         provider = azure.Provider(key, transport, resource=host.split(".", 1)[0])
         return azure.ResponsesClient(route.model_id, provider)
+    if route.kind == "bedrock-converse":
+        bedrock = _import("zigai.providers.bedrock")
+        provider = bedrock.Provider(key, host.split(".")[1], transport)
+        return bedrock.Client(route.model_id, provider)
+    if route.kind == "mistral-conversations":
+        mistral = _import("zigai.providers.mistral")
+        provider = mistral.ConversationsProvider(key, transport, base_url=route.api_root,
+                                                 url_policy=policy)
+        return mistral.ConversationsClient(route.model_id, provider)
+    if route.kind == "cohere-v2":
+        cohere = _import("zigai.providers.cohere")
+        provider = cohere.ChatProvider(key, transport, base_url=route.api_root, url_policy=policy)
+        return cohere.ChatClient(route.model_id, provider)
     if route.kind == "anthropic-messages":
         anthropic = _import("zigai.providers.anthropic")
         provider = anthropic.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
@@ -327,7 +390,6 @@ def run_file_operations(provider: Any, scenario: Scenario) -> None:
 def _build_agent(scenario: Scenario, model: Any) -> Any:
     from zigai.agent import Agent, OutputSpec
     from zigai.retry import RetryPolicy
-    from zigai.settings import ModelSettings
     from zigai.tool import Tool
 
     tools = []
@@ -357,11 +419,49 @@ def _build_agent(scenario: Scenario, model: Any) -> Any:
     kwargs: dict[str, Any] = {}
     if scenario.system is not None:
         kwargs["system_prompt"] = scenario.system
+    if scenario.builtin_tools:
+        import dataclasses
+
+        if "builtin_tools" not in {f.name for f in dataclasses.fields(Agent)}:
+            raise Skip("Agent.builtin_tools is not implemented yet (issue 13, loop)")
+        from zigai.model import ManagedTool
+
+        kwargs["builtin_tools"] = tuple(ManagedTool(name) for name in scenario.builtin_tools)
     return Agent(
         model=model, tools=tools, output=output,
-        model_settings=ModelSettings(**scenario.settings) if scenario.settings else None,
-        retry_policy=retry, **kwargs,
+        model_settings=_settings(scenario.settings), retry_policy=retry, **kwargs,
     )
+
+
+def _settings(values: dict[str, Any]) -> Any:
+    from zigai.settings import ModelSettings, ProviderExtraBody
+
+    if not values:
+        return None
+    fields = dict(values)
+    extra = fields.pop("extra_body", None)
+    if extra is not None:
+        fields["extra_body"] = ProviderExtraBody(extra["tag"], extra["body"])
+    return ModelSettings(**fields)
+
+
+def _prompt(scenario: Scenario) -> Any:
+    """The run's user prompt: the string itself, or one content part per list item."""
+    if isinstance(scenario.prompt, str):
+        return scenario.prompt
+    import base64
+
+    from zigai.messages import BytesSource, ImageContent, TextContent
+
+    parts: list[Any] = []
+    for item in scenario.prompt:
+        if isinstance(item, str):
+            parts.append(TextContent(item))
+        else:
+            image = item["image"]
+            data = base64.b64decode(image["base64"], validate=True)
+            parts.append(ImageContent(BytesSource(data, image["media_type"])))
+    return tuple(parts)
 
 
 def _run_once(agent: Any, scenario: Scenario) -> Any:
@@ -369,11 +469,11 @@ def _run_once(agent: Any, scenario: Scenario) -> Any:
         run_stream = getattr(agent, "run_stream", None)
         if run_stream is None:
             raise Skip("Agent.run_stream is not implemented yet")
-        with run_stream(scenario.prompt) as stream:
+        with run_stream(_prompt(scenario)) as stream:
             for _ in stream:
                 pass
             return stream.result()
-    return agent.run(scenario.prompt)
+    return agent.run(_prompt(scenario))
 
 
 def _tool_calls(messages: Iterable[Any]) -> list[dict[str, Any]]:

@@ -64,6 +64,18 @@ def _write(tmp_path: Path, text: str) -> Path:
         "scenarios:\n  - match: '*.yaml'\n    family: provider-files\n"
         "    file: {filename: a, content: b, media_type: text/plain}\n"
         "    operations: [upload, rename]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: []\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [hi, 3]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [{image: {media_type: image/png}}]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [{audio: {}}]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    builtin_tools: web_search\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    builtin_tools: [telepathy]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    builtin_tools: [web_search, web_search]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    settings: {extra_body: {tag: cohere}}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    settings: {extra_body: {tag: 3, body: {}}}\n",
     ],
 )
 def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
@@ -124,3 +136,65 @@ def test_file_recordings_replay_strictly(conformance_root: Path, tmp_path: Path,
     out = io.StringIO()
     conformance.run([conformance_root / "zigai-cassettes" / "files" / "openai.yaml"], extra, out)
     assert out.getvalue().splitlines()[0].startswith(f"{verdict} openai.yaml")
+
+
+PNG = "iVBORw0KGgo="  # the PNG signature, base64
+
+
+def _responses_cassette(tmp_path: Path, input_item: str, tools: str = "") -> Path:
+    cassette = tmp_path / "case.yaml"
+    cassette.write_text(
+        "version: 1\ninteractions:\n- request:\n    method: POST\n"
+        "    uri: https://api.openai.com/v1/responses\n    headers: {}\n"
+        f"    body: {{type: json, content: {{model: gpt-4o-mini, input: [{input_item}]{tools}}}}}\n"
+        "  response:\n    status: 200\n    headers: {}\n"
+        "    body: {type: json, content: {status: completed, output: [{type: message, id: m1,"
+        " content: [{type: output_text, text: pong}]}]}}\n",
+        encoding="utf-8",
+    )
+    return cassette
+
+
+def test_a_prompt_list_sends_text_and_image_parts_of_one_prompt(tmp_path: Path) -> None:
+    item = ("{type: message, role: user, content: [{type: input_text, text: What is this?},"
+            f" {{type: input_image, image_url: 'data:image/png;base64,{PNG}'}}]}}")
+    cassette = _responses_cassette(tmp_path, item)
+    scenarios = conformance.load_scenarios(_write(tmp_path, (
+        "scenarios:\n  - match: 'case.yaml'\n    family: buffered\n"
+        f"    prompt: ['What is this?', {{image: {{media_type: image/png, base64: '{PNG}'}}}}]\n"
+        "    expect: {output: pong, requests: 1}\n"
+    )))
+    out = io.StringIO()
+    assert conformance.run([cassette], scenarios, out) == (1, 0, 0), out.getvalue()
+
+
+def test_builtin_tools_reach_the_request_or_skip_with_the_reason(tmp_path: Path) -> None:
+    item = "{type: message, role: user, content: Search.}"
+    cassette = _responses_cassette(tmp_path, item, ", tools: [{type: web_search}]")
+    scenarios = conformance.load_scenarios(_write(tmp_path, (
+        "scenarios:\n  - match: 'case.yaml'\n    family: buffered\n    prompt: Search.\n"
+        "    builtin_tools: [web_search]\n    expect: {output: pong}\n"
+    )))
+    assert scenarios[0].builtin_tools == ("web_search",)
+    out = io.StringIO()
+    result = conformance.run([cassette], scenarios, out)
+    import dataclasses
+
+    if "builtin_tools" in {f.name for f in dataclasses.fields(Agent)}:
+        assert result == (1, 0, 0), out.getvalue()
+    else:
+        assert result == (0, 0, 1)
+        assert "Agent.builtin_tools is not implemented yet" in out.getvalue()
+
+
+def test_settings_carry_a_tagged_extension_body(tmp_path: Path) -> None:
+    from zigai.settings import ProviderExtraBody
+
+    (scenario,) = conformance.load_scenarios(_write(tmp_path, (
+        "scenarios:\n  - match: '*'\n    family: buffered\n    prompt: hi\n"
+        "    settings: {max_tokens: 5, extra_body: {tag: cohere, body: {strict_tools: true}}}\n"
+    )))
+    settings = conformance._settings(scenario.settings)
+    assert settings.max_tokens == 5
+    assert settings.extra_body == ProviderExtraBody("cohere", {"strict_tools": True})
+    assert conformance._settings({}) is None

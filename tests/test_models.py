@@ -36,7 +36,8 @@ FULL_ENV = {
 def _adapter_available(name: str) -> bool:
     import importlib.util
 
-    return importlib.util.find_spec(f"zigai.providers.{name}") is not None
+    module = PROVIDERS[name].module if name in PROVIDERS else name
+    return importlib.util.find_spec(f"zigai.providers.{module}") is not None
 
 
 @pytest.mark.parametrize("provider", list(PROVIDERS))
@@ -172,3 +173,24 @@ def test_agent_accepts_a_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     with pytest.raises(MissingCredentials, match="OPENAI_API_KEY"):
         Agent("openai:gpt-5-mini")
+
+
+def test_native_route_prefixes_build_the_native_clients() -> None:
+    from zigai.providers import azure_openai, bedrock, cohere, mistral
+
+    converse = infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6", env=FULL_ENV)
+    assert isinstance(converse, bedrock.Client)
+    assert converse.provider.api_root == "https://bedrock-runtime.us-east-1.amazonaws.com/"
+    assert isinstance(infer_model("cohere_v2:command-a-03-2025", env=FULL_ENV), cohere.ChatClient)
+    assert isinstance(infer_model("mistral_conversations:mistral-small-latest", env=FULL_ENV),
+                      mistral.ConversationsClient)
+    responses = infer_model("azure_openai_responses:gpt-4o", env=FULL_ENV)
+    assert isinstance(responses, azure_openai.ResponsesClient)
+    assert responses.provider.api_root == "https://my-resource.openai.azure.com/openai/v1/"
+    endpoint = infer_model("azure_openai_responses:gpt-4o", env={
+        "AZURE_OPENAI_API_KEY": "k", "AZURE_OPENAI_ENDPOINT": "https://gw.example.com/openai/v1"})
+    assert endpoint.provider.api_root == "https://gw.example.com/openai/v1/"
+    with pytest.raises(MissingCredentials, match="AWS_REGION"):
+        infer_model("bedrock_converse:m", env={"AWS_BEARER_TOKEN_BEDROCK": "k"})
+    with pytest.raises(MissingCredentials, match="AZURE_OPENAI_RESOURCE"):
+        infer_model("azure_openai_responses:m", env={"AZURE_OPENAI_API_KEY": "k"})

@@ -87,13 +87,19 @@ class ProviderSpec:
 
     ``credentials`` are tried in order (empty for providers without a credential);
     ``settings`` documents the further variables the builder reads (required ones raise
-    :class:`MissingCredentials` when absent).
+    :class:`MissingCredentials` when absent); ``module`` is the ``zigai.providers`` submodule
+    the builder imports (the prefix itself unless one module serves several routes).
     """
 
     name: str
     credentials: tuple[str, ...]
     build: Callable[[str, str | None, Mapping[str, str], Any], Any]
     settings: tuple[str, ...] = ()
+    module: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.module:
+            object.__setattr__(self, "module", self.name)
 
 
 def _module(name: str) -> Any:
@@ -179,14 +185,41 @@ def _bedrock(model: str, key: str | None, env: Mapping[str, str], transport: Any
     return mod.MantleClient(model, mod.MantleProvider(key, transport, region=region))
 
 
+def _bedrock_converse(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("bedrock")
+    region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
+    return mod.Client(model, mod.Provider(key, region, transport))
+
+
+def _azure_openai_responses(model: str, key: str | None, env: Mapping[str, str],
+                            transport: Any) -> Any:
+    mod = _module("azure_openai")
+    if env.get("AZURE_OPENAI_ENDPOINT"):
+        where = {"base_url": env["AZURE_OPENAI_ENDPOINT"]}
+    else:
+        where = {"resource": _require(env, "azure_openai_responses", "AZURE_OPENAI_RESOURCE",
+                                      "AZURE_OPENAI_ENDPOINT")}
+    return mod.ResponsesClient(model, mod.Provider(key, transport, **where))
+
+
+def _native(module_name: str, provider: str, client: str
+            ) -> Callable[[str, str | None, Mapping[str, str], Any], Any]:
+    def build(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+        mod = _module(module_name)
+        return getattr(mod, client)(model, getattr(mod, provider)(key, transport))
+
+    return build
+
+
 def _snowflake(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("snowflake")
     account = _require(env, "snowflake", "SNOWFLAKE_ACCOUNT")
     return mod.Client(model, mod.Provider(key, transport, account=account))
 
 
-def _spec(name: str, credentials: tuple[str, ...], build: Any, settings: tuple[str, ...] = ()) -> ProviderSpec:
-    return ProviderSpec(name, credentials, build, settings)
+def _spec(name: str, credentials: tuple[str, ...], build: Any, settings: tuple[str, ...] = (),
+          module: str = "") -> ProviderSpec:
+    return ProviderSpec(name, credentials, build, settings, module)
 
 
 #: Every accepted provider prefix (canonical names), in documentation order.
@@ -212,7 +245,16 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
         _spec("zai", ("ZAI_API_KEY",), _named("zai")),
         _spec("azure_openai", ("AZURE_OPENAI_API_KEY",), _azure_openai,
               ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE")),
+        _spec("azure_openai_responses", ("AZURE_OPENAI_API_KEY",), _azure_openai_responses,
+              ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE"), module="azure_openai"),
         _spec("bedrock", ("AWS_BEARER_TOKEN_BEDROCK",), _bedrock, ("AWS_REGION",)),
+        _spec("bedrock_converse", ("AWS_BEARER_TOKEN_BEDROCK",), _bedrock_converse,
+              ("AWS_REGION",), module="bedrock"),
+        _spec("cohere_v2", ("CO_API_KEY", "COHERE_API_KEY"),
+              _native("cohere", "ChatProvider", "ChatClient"), module="cohere"),
+        _spec("mistral_conversations", ("MISTRAL_API_KEY",),
+              _native("mistral", "ConversationsProvider", "ConversationsClient"),
+              module="mistral"),
         _spec("snowflake", ("SNOWFLAKE_PAT",), _snowflake, ("SNOWFLAKE_ACCOUNT",)),
         _spec("ollama", (), _ollama, ("OLLAMA_BASE_URL",)),
     )
