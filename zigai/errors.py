@@ -126,7 +126,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 CommandStartFailed
     ├── MemoryStoreError          zigai.memory        InvalidMemoryRecord, InvalidTenant,
     │                                                 MemoryRecordNotFound, MemoryCapacityExceeded,
-    │                                                 MemoryStoreClosed, CompactionFailed
+    │                                                 MemoryClosed, CompactionFailed
     ├── PlanningError             zigai.planning      InvalidPlan (UnknownDependency, PlanCycle,
     │                                                 DuplicateStepId), StaleRevision,
     │                                                 ApprovalMissing, PlanStepFailed
