@@ -349,3 +349,90 @@ def test_closed_scheduler_refuses_work() -> None:
     scheduler.close()
     with pytest.raises(RuntimeError, match="closed"):
         scheduler.run_batch(calls_for(tool, 1), RunControl())
+
+
+@pytest.fixture
+def thread_budget() -> Iterator[Callable[[int], int]]:
+    """Set the process-wide abandoned-thread bound relative to what other tests left running."""
+    from zigai.tool import set_max_abandoned_tool_threads
+
+    previous: list[int] = []
+
+    def allow(extra: int) -> int:
+        from zigai.tool import abandoned_tool_threads
+
+        base = abandoned_tool_threads()
+        previous.append(set_max_abandoned_tool_threads(base + extra))
+        return base
+
+    yield allow
+    if previous:
+        set_max_abandoned_tool_threads(previous[0])
+
+
+def test_abandoned_threads_are_bounded_process_wide_and_the_bound_fails_fast(
+    scheduler_factory: Any, thread_budget: Callable[[int], int]
+) -> None:
+    from zigai.tool import ToolThreadLimitReached, abandoned_tool_threads
+
+    release = threading.Event()
+    started: list[int] = []
+
+    def blocked(args: dict[str, int], ctx: ToolRunContext) -> str:
+        started.append(args["i"])
+        release.wait(10)  # ignores its token on purpose: the thread is abandoned
+        return "late"
+
+    stuck = make_tool("stuck", blocked, limits=ToolLimits(timeout_ms=20))
+    try:
+        base = thread_budget(2)
+        # two runs (two schedulers) each abandon one thread: exactly at the bound
+        for run in range(2):
+            results = scheduler_factory().run_batch(calls_for(stuck, 1, start=run), RunControl())
+            assert statuses(results) == ["timed_out"]
+        assert abandoned_tool_threads() == base + 2
+        began = time.monotonic()
+        with pytest.raises(ToolThreadLimitReached) as caught:
+            scheduler_factory().run_batch(calls_for(stuck, 1, start=2), RunControl())
+        assert time.monotonic() - began < 0.5
+        assert caught.value.limit == base + 2 and caught.value.abandoned == base + 2
+        assert "set_max_abandoned_tool_threads" in str(caught.value)
+        assert started == [0, 1]  # the refused call's function never ran
+        assert abandoned_tool_threads() == base + 2
+    finally:
+        release.set()
+    until = time.monotonic() + 5
+    while abandoned_tool_threads() > base and time.monotonic() < until:
+        time.sleep(0.01)
+    assert abandoned_tool_threads() == base
+    results = scheduler_factory().run_batch(calls_for(stuck, 1, start=3), RunControl())
+    assert statuses(results) == ["success"]
+
+
+def test_one_below_the_thread_bound_a_call_still_starts(
+    scheduler_factory: Any, thread_budget: Callable[[int], int]
+) -> None:
+    release = threading.Event()
+
+    def blocked(args: dict[str, int], ctx: ToolRunContext) -> str:
+        release.wait(10)
+        return "late"
+
+    stuck = make_tool("stuck", blocked, limits=ToolLimits(timeout_ms=20))
+    quick = make_tool("quick", lambda args: "ok", limits=ToolLimits(timeout_ms=1000))
+    try:
+        thread_budget(2)
+        scheduler_factory().run_batch(calls_for(stuck, 1), RunControl())
+        results = scheduler_factory().run_batch(calls_for(quick, 1), RunControl())
+        assert statuses(results) == ["success"]
+    finally:
+        release.set()
+
+
+def test_the_thread_bound_rejects_nonsense() -> None:
+    from zigai.tool import max_abandoned_tool_threads, set_max_abandoned_tool_threads
+
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ValueError):
+            set_max_abandoned_tool_threads(bad)  # type: ignore[arg-type]
+    assert max_abandoned_tool_threads() >= 1

@@ -101,7 +101,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ToolDefinitionError, ToolRetriesExceeded,
     │                                                 ToolResultTooLarge, ToolQueueOverflow,
     │                                                 ToolFollowUpOverflow, InvalidFollowUpMessage,
-    │                                                 DuplicateToolName, DependencyTypeMismatch
+    │                                                 DuplicateToolName, DependencyTypeMismatch,
+    │                                                 ToolThreadLimitReached
     │                             zigai.reflect       DecodeError, EncodeError
     ├── AgentError                zigai.control       RunTimedOut, Cancelled
     │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded),

@@ -29,6 +29,7 @@ from zigai.tool.errors import (
     ToolQueueOverflow,
     ToolResultTooLarge,
     ToolRetriesExceeded,
+    ToolThreadLimitReached,
     ToolTimedOut,
 )
 from zigai.tool.limits import ReturnSchemaVisibility, ToolExecution, ToolLimits
@@ -37,7 +38,10 @@ from zigai.tool.scheduler import (
     ToolCallResult,
     ToolCallStatus,
     ToolScheduler,
+    abandoned_tool_threads,
     execute_call,
+    max_abandoned_tool_threads,
+    set_max_abandoned_tool_threads,
 )
 from zigai.tool.tool import Tool, ValidatedArgs
 
@@ -56,6 +60,9 @@ __all__ = [
     "ToolCallStatus",
     "ToolScheduler",
     "execute_call",
+    "abandoned_tool_threads",
+    "max_abandoned_tool_threads",
+    "set_max_abandoned_tool_threads",
     "ModelRetry",
     "InvalidToolArguments",
     "ToolTimedOut",
@@ -63,6 +70,7 @@ __all__ = [
     "ToolRetriesExceeded",
     "ToolResultTooLarge",
     "ToolQueueOverflow",
+    "ToolThreadLimitReached",
     "ToolFollowUpOverflow",
     "InvalidFollowUpMessage",
     "DuplicateToolName",

@@ -10,7 +10,8 @@ Two families live here:
 * contract violations by the application, which are fatal
   (:class:`ToolDefinitionError`, :class:`InvalidFollowUpMessage`,
   :class:`DuplicateToolName`, :class:`DependencyTypeMismatch`,
-  :class:`ToolRetriesExceeded`).
+  :class:`ToolRetriesExceeded`), and :class:`ToolThreadLimitReached`, which says
+  the process holds too many abandoned tool threads to start another.
 
 Invariant: every constructor passes only the message positionally to
 ``Exception``; extra data are keyword-only attributes with defaults, so every
@@ -29,6 +30,7 @@ __all__ = [
     "ToolRetriesExceeded",
     "ToolResultTooLarge",
     "ToolQueueOverflow",
+    "ToolThreadLimitReached",
     "ToolFollowUpOverflow",
     "InvalidFollowUpMessage",
     "DuplicateToolName",
@@ -93,6 +95,21 @@ class ToolResultTooLarge(ToolError):
 
 class ToolQueueOverflow(ToolError):
     """More calls were requested than may run or wait, or the run's tool-call cap was reached."""
+
+
+class ToolThreadLimitReached(ToolError):
+    """Too many abandoned tool threads are still running in this process to start another.
+
+    A tool call that timed out or was cancelled without returning keeps its worker thread
+    (Python cannot kill a thread).  Their number is bounded process-wide
+    (:func:`zigai.tool.scheduler.max_abandoned_tool_threads`); at the bound a call that would
+    need a worker thread fails fast with this error instead of growing the thread count.
+    """
+
+    def __init__(self, message: str, *, limit: int | None = None, abandoned: int | None = None) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.abandoned = abandoned
 
 
 class ToolFollowUpOverflow(ToolError):

@@ -37,7 +37,15 @@ it may keep running in its worker thread, its late result or exception is
 discarded and never returned, and :attr:`ToolScheduler.abandoned` counts it
 until it ends.  The worker pool has ``2 * max_active`` threads so abandoned
 calls do not starve later work unless more than ``max_active`` of them are
-still running; a call's timeout starts when it is dispatched.  A batch with a
+still running; a call's timeout starts when it is dispatched.
+
+Abandoned threads are also bounded process-wide, across every run and
+scheduler: :func:`abandoned_tool_threads` counts the abandoned calls still
+running, and once it reaches :func:`max_abandoned_tool_threads` (default
+:data:`DEFAULT_MAX_ABANDONED_TOOL_THREADS`, changed with
+:func:`set_max_abandoned_tool_threads`) a call that would need a worker thread
+fails fast with :class:`ToolThreadLimitReached` before its function runs.  The
+count falls as abandoned functions finally return.  A batch with a
 single accepted call, no timeout and no run deadline runs inline on the
 caller's thread (cancellation is then observed only cooperatively and after
 the call returns).
@@ -58,13 +66,82 @@ from typing import Any, Literal
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.messages import RequestMessage, ToolCallPart
 from zigai.tool.context import ToolRunContext, check_follow_ups
-from zigai.tool.errors import InvalidToolArguments, ModelRetry, ToolTimedOut
+from zigai.tool.errors import (
+    InvalidToolArguments,
+    ModelRetry,
+    ToolThreadLimitReached,
+    ToolTimedOut,
+)
 from zigai.tool.limits import ToolLimits
 from zigai.tool.tool import Tool, ValidatedArgs
 
-__all__ = ["ScheduledCall", "ToolCallResult", "ToolScheduler", "ToolCallStatus", "execute_call"]
+__all__ = [
+    "DEFAULT_MAX_ABANDONED_TOOL_THREADS",
+    "ScheduledCall",
+    "ToolCallResult",
+    "ToolScheduler",
+    "ToolCallStatus",
+    "abandoned_tool_threads",
+    "execute_call",
+    "max_abandoned_tool_threads",
+    "set_max_abandoned_tool_threads",
+]
 
 ToolCallStatus = Literal["success", "retry", "timed_out", "rejected"]
+
+DEFAULT_MAX_ABANDONED_TOOL_THREADS = 64
+
+# Process-wide accounting of abandoned calls whose worker threads still run.
+_abandoned_lock = threading.Lock()
+_abandoned_futures: set[Future[Any]] = set()
+_abandoned_limit = DEFAULT_MAX_ABANDONED_TOOL_THREADS
+
+
+def abandoned_tool_threads() -> int:
+    """Abandoned tool calls (timed out or cancelled) whose threads are still running, in
+    this process, across every run."""
+    with _abandoned_lock:
+        return len(_abandoned_futures)
+
+
+def max_abandoned_tool_threads() -> int:
+    """The process-wide bound on :func:`abandoned_tool_threads`."""
+    return _abandoned_limit
+
+
+def set_max_abandoned_tool_threads(limit: int) -> int:
+    """Set the process-wide bound (an int >= 1); returns the previous bound."""
+    global _abandoned_limit
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError("the abandoned tool thread limit must be an int >= 1")
+    with _abandoned_lock:
+        previous, _abandoned_limit = _abandoned_limit, limit
+    return previous
+
+
+def _track_abandoned(future: Future[Any]) -> None:
+    with _abandoned_lock:
+        _abandoned_futures.add(future)
+    future.add_done_callback(_untrack_abandoned)  # runs at once when already done
+
+
+def _untrack_abandoned(future: Future[Any]) -> None:
+    with _abandoned_lock:
+        _abandoned_futures.discard(future)
+
+
+def _check_thread_budget(tool_name: str) -> None:
+    with _abandoned_lock:
+        count, limit = len(_abandoned_futures), _abandoned_limit
+    if count >= limit:
+        raise ToolThreadLimitReached(
+            f"tool {tool_name!r} was not started: {count} abandoned tool threads (timed out or "
+            f"cancelled calls that never returned) are still running in this process, the "
+            f"limit is {limit}. Make long tools observe ctx.cancelled, or raise the limit with "
+            "zigai.tool.set_max_abandoned_tool_threads().",
+            limit=limit,
+            abandoned=count,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,6 +368,7 @@ class ToolScheduler:
         with self._lock:
             self._abandoned.add(future)
         future.add_done_callback(self._forget)
+        _track_abandoned(future)
 
     def _forget(self, future: Future[Any]) -> None:
         with self._lock:
@@ -304,6 +382,7 @@ class ToolScheduler:
 
     def _start(self, entry: tuple[int, ScheduledCall, ToolLimits]) -> _Running:
         _, sc, limits = entry
+        _check_thread_budget(sc.call.tool_name)
         token = CancellationToken()
         deadline = None
         if limits.timeout_ms is not None:
