@@ -27,8 +27,11 @@ Replay rule for provider-generated parts (documented contract):
   unchanged (id, summary, ``encrypted_content``) and function-call / assistant-message items
   carry their ids, which OpenAI requires whenever a reasoning item precedes them.
 * Thinking parts from any other provider are dropped (their opaque state means nothing to
-  OpenAI).  Provider-native tool traffic (e.g. web search) is never replayed: OpenAI ran it
-  inside the earlier response and its outcome is already in the assistant text.
+  OpenAI).  Provider-native tool traffic (e.g. web search) is not replayed by default: OpenAI
+  ran it inside the earlier response and its outcome is already in the assistant text.  With
+  ``replay_native_items=True`` (services whose Responses input accepts them, such as xAI) a
+  native call part this provider produced is sent back as the complete item it was decoded
+  from (kept in its provider details); its return part travels in that same item.
 * Content OpenAI cannot accept (audio, video, generated files, compaction state, tool
   search traffic, a file uploaded to another provider) raises :class:`OpenAIEncodeError`.
 """
@@ -111,7 +114,8 @@ class EncodeOptions:
     ``replay_reasoning`` turns on reasoning-item replay (see the module docstring);
     ``include_encrypted_reasoning`` asks OpenAI to return ``encrypted_content``;
     ``reasoning_summary`` requests readable summaries (``auto``/``concise``/``detailed``);
-    ``store`` is sent only when not None.
+    ``store`` is sent only when not None; ``replay_native_items`` sends provider-executed tool
+    items back (see the module docstring).
     """
 
     provider_name: str = "openai"
@@ -120,6 +124,7 @@ class EncodeOptions:
     include_encrypted_reasoning: bool = False
     reasoning_summary: str | None = None
     store: bool | None = None
+    replay_native_items: bool = False
 
     def __post_init__(self) -> None:
         if self.reasoning_summary not in (None, "auto", "concise", "detailed"):
@@ -304,8 +309,14 @@ def _encode_response_part(part: Any, options: EncodeOptions, out: list[dict[str,
         if part.signature is not None:
             reasoning["encrypted_content"] = part.signature
         out.append(reasoning)
-    elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
-        return  # provider-executed; see the replay rule
+    elif isinstance(part, NativeToolCallPart):
+        details = part.provider.details
+        if (options.replay_native_items and part.provider.provider_name == options.provider_name
+                and details is not None and isinstance(details.get("type"), str)):
+            out.append(details.to_value())
+        # otherwise provider-executed and not replayed; see the replay rule
+    elif isinstance(part, NativeToolReturnPart):
+        return  # its item travels with the call part
     elif isinstance(part, SpeechPart):
         if part.transcript is None:
             raise OpenAIEncodeError("assistant audio without a transcript cannot be replayed")
