@@ -29,7 +29,7 @@ FULL_ENV = {
     "OVHCLOUD_API_KEY": "k", "CRUSOE_API_KEY": "k", "DOUBLEWORD_API_KEY": "k", "ZAI_API_KEY": "k",
     "AZURE_OPENAI_API_KEY": "k", "AZURE_OPENAI_RESOURCE": "my-resource",
     "AWS_BEARER_TOKEN_BEDROCK": "k", "AWS_REGION": "us-east-1",
-    "SNOWFLAKE_PAT": "k", "SNOWFLAKE_ACCOUNT": "acme",
+    "SNOWFLAKE_PAT": "k", "SNOWFLAKE_ACCOUNT": "acme", "XAI_API_KEY": "k",
 }
 
 
@@ -176,7 +176,7 @@ def test_agent_accepts_a_model_string(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_native_route_prefixes_build_the_native_clients() -> None:
-    from zigai.providers import azure_openai, bedrock, cohere, mistral
+    from zigai.providers import azure_openai, bedrock, cohere, mistral, xai
 
     converse = infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6", env=FULL_ENV)
     assert isinstance(converse, bedrock.Client)
@@ -190,6 +190,9 @@ def test_native_route_prefixes_build_the_native_clients() -> None:
     endpoint = infer_model("azure_openai_responses:gpt-4o", env={
         "AZURE_OPENAI_API_KEY": "k", "AZURE_OPENAI_ENDPOINT": "https://gw.example.com/openai/v1"})
     assert endpoint.provider.api_root == "https://gw.example.com/openai/v1/"
+    assert isinstance(infer_model("xai:grok-4", env=FULL_ENV), xai.Client)
+    assert isinstance(infer_model("grok:grok-4", env=FULL_ENV), xai.Client)
+    assert isinstance(infer_model("xai_chat:grok-3", env=FULL_ENV), xai.ChatClient)
     with pytest.raises(MissingCredentials, match="AWS_REGION"):
         infer_model("bedrock_converse:m", env={"AWS_BEARER_TOKEN_BEDROCK": "k"})
     with pytest.raises(MissingCredentials, match="AZURE_OPENAI_RESOURCE"):

@@ -62,7 +62,9 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ProviderResponseDecodeError), OpenAIEncodeError
     │                             zigai.providers.openai_compatible OpenAICompatibleDecodeError
     │                                                 (also a ProviderResponseDecodeError)
-    │                             zigai.providers.azure_openai InvalidAzureResource
+    │                             zigai.providers.azure_openai InvalidAzureResource,
+    │                                                 InvalidAzureDeployment
+    │                             zigai.providers.xai XaiToolError (also an OpenAIEncodeError)
     │                             zigai.providers.bedrock InvalidBedrockRegion,
     │                                                 InvalidBedrockModelId, EventStreamNeedsChunks,
     │                                                 BedrockDecodeError (also a

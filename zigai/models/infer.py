@@ -211,6 +211,11 @@ def _native(module_name: str, provider: str, client: str
     return build
 
 
+def _xai(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("xai")
+    return mod.Client(model, mod.Provider(key, **_transport_kwargs(transport)))
+
+
 def _snowflake(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("snowflake")
     account = _require(env, "snowflake", "SNOWFLAKE_ACCOUNT")
@@ -256,6 +261,9 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
               _native("mistral", "ConversationsProvider", "ConversationsClient"),
               module="mistral"),
         _spec("snowflake", ("SNOWFLAKE_PAT",), _snowflake, ("SNOWFLAKE_ACCOUNT",)),
+        _spec("xai", ("XAI_API_KEY",), _xai),
+        _spec("xai_chat", ("XAI_API_KEY",), _native("xai", "ChatProvider", "ChatClient"),
+              module="xai"),
         _spec("ollama", (), _ollama, ("OLLAMA_BASE_URL",)),
     )
 }
@@ -263,7 +271,7 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
 # Other spellings people port from (PydanticAI's prefixes); they map to canonical names.
 _ALIASES: Mapping[str, str] = {
     "google-gla": "google", "gemini": "google", "google-vertex": "vertex_ai",
-    "vertex-ai": "vertex_ai", "azure": "azure_openai", "zhipu": "zai",
+    "vertex-ai": "vertex_ai", "azure": "azure_openai", "zhipu": "zai", "grok": "xai",
 }
 
 MAX_MODEL_STRING = 512
