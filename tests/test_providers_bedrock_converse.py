@@ -561,3 +561,27 @@ def test_stream_needs_a_transport_with_raw_chunks() -> None:
     client = B.Client(CLAUDE, B.Provider("k", "us-east-1", _LinesOnlyTransport()))
     with pytest.raises(B.EventStreamNeedsChunks):
         client.stream(ModelRequest(messages=(RequestMessage.user("x"),)))
+
+
+def test_stream_edge_events() -> None:
+    decoder = B.StreamDecoder()
+    feed = [
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": {"title": "first"}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"reasoningContent": {}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {}}),
+        ("messageStop", {}),
+        ("metadata", {}),
+    ]
+    events: list[Any] = []
+    for kind, payload in feed:
+        events.extend(decoder.feed(SseEvent(kind, json.dumps(payload))))
+    events.extend(decoder.finish())
+    ends = [e.part for e in events if isinstance(e, PartEndEvent)]
+    assert ends == [TextPart("", provider=ProviderPart("bedrock", details=ProviderDetails(
+        {"citations": [{"title": "first"}]}))), ThinkingPart("", provider=ProviderPart("bedrock"))]
+    assert decoder.finish_reason is None and decoder.provider_details is None
+    assert B.converse_profile("anthropic.claude-instant-v1").json_schema_output is False  # type: ignore[union-attr]
+    gpt_oss = B.converse_profile("openai.gpt-oss-120b-1:0")
+    assert gpt_oss is not None and gpt_oss.reasoning_efforts == {"low", "medium", "high"}

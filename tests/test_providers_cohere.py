@@ -296,9 +296,10 @@ def test_finish_reasons(raw: str, reason: FinishReason) -> None:
 
 
 def test_plain_string_content_and_billed_units_only_usage() -> None:
-    message = C.decode_response({"message": {"content": "hi"}, "usage": {"billed_units": {"input_tokens": 3,
+    message = C.decode_response({"message": {"content": "hi"}, "usage": {"billed_units": {"input_tokens": 3.0,
                                                                                           "output_tokens": 1}}})
     assert message.text == "hi" and message.usage.input_tokens == 3 and message.finish_reason is None
+    assert type(message.usage.input_tokens) is int
 
 
 @pytest.mark.parametrize(("body", "path"), [

@@ -554,3 +554,39 @@ def test_session_decode_errors_carry_the_status() -> None:
     with pytest.raises(M.MistralDecodeError) as caught:
         session.history()
     assert caught.value.path == "$.entries[0].type"
+
+
+def test_edge_entries_decode_the_same_buffered_and_streamed() -> None:
+    outputs = [
+        {"type": "message.output", "id": "m1", "content": [
+            {"type": "tool_reference", "tool": "web_search", "title": "T"}, {"type": "text", "text": "after"}]},
+        {"type": "message.output", "id": "m2", "content": [{"type": "thinking", "thinking": "plain string"}]},
+        {"type": "function.call", "id": "f1", "tool_call_id": "c1", "name": "noargs"},
+        {"type": "tool.execution", "id": "t1", "name": "code_interpreter"},
+    ]
+    message = M.decode_response({"outputs": outputs, "usage": {"connectors": {"ok": 2, "bad": -1}}})
+    text, thinking, call, execution, result = message.parts
+    assert isinstance(text, TextPart) and text.content == "after"
+    assert text.provider is not None and text.provider.details is not None
+    assert text.provider.details["references"][0]["title"] == "T"
+    assert isinstance(thinking, ThinkingPart) and thinking.content == "plain string"
+    assert isinstance(call, ToolCallPart) and call.args == "{}"
+    assert isinstance(execution, NativeToolCallPart) and execution.args == "{}"
+    assert isinstance(result, NativeToolReturnPart) and result.content is None
+    assert dict(message.usage.details) == {"connectors.ok": 2}
+    events = [
+        {"type": "message.output.delta", "output_index": 0, "content": ""},
+        {"type": "message.output.delta", "output_index": 1, "content": {"type": "thinking", "thinking": ""}},
+        {"type": "message.output.delta", "output_index": 1, "content": {"type": "thinking", "thinking": "a"}},
+        {"type": "function.call.delta", "tool_call_id": "c1", "name": "noargs"},
+        {"type": "tool.execution.started", "id": "t1", "name": "code_interpreter", "arguments": {"x": 1}},
+        {"type": "tool.execution.done", "id": "t1"},
+        {"type": "conversation.response.done"},
+    ]
+    data = "".join(f"data: {json.dumps(event)}\n\n" for event in events).encode()
+    decoder = M.StreamDecoder()
+    parts = [e.part for e in feed_chunks(decoder, [data]) if isinstance(e, PartEndEvent)]
+    assert [p.part_kind for p in parts] == ["native-tool-call", "native-tool-return", "text", "thinking",
+                                            "tool-call"]
+    assert parts[0].args == "{}" and parts[3].content == "a"
+    assert decoder.usage.input_tokens == 0

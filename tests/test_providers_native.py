@@ -138,3 +138,40 @@ def test_native_errors_pickle_with_their_path() -> None:
     error = NativeDecodeError("bad", path="$.x", status=200, request_id="r")
     clone = pickle.loads(pickle.dumps(error))
     assert (clone.path, clone.status, clone.request_id, str(clone)) == ("$.x", 200, "r", "bad")
+
+
+def test_stream_decoder_base_dispatches_and_requires_its_terminal_event() -> None:
+    from zigai.messages import TextPart
+    from zigai.model import PartEndEvent
+    from zigai.providers._native import NativeStreamDecoder
+    from zigai.providers._wire import JsonReader
+    from zigai.providers.sse import SseEvent
+
+    class Decoder(NativeStreamDecoder):
+        reader = JsonReader(NativeDecodeError)
+        terminal = "done"
+
+        def _text(self, payload: dict, path: str, out: list) -> None:
+            index = self._keys.get("t")
+            if index is None:
+                index = self._start(TextPart(""), out, "t")
+            self._grow(index, payload["text"], out)
+
+        def _done(self, payload: dict, path: str, out: list) -> None:
+            self._complete = True
+
+    Decoder.handlers = {"text": Decoder._text, "done": Decoder._done}
+    decoder = Decoder(None, "sample")
+    assert decoder.provider_details is None
+    assert decoder.feed(SseEvent("message", "")) == [] and decoder.feed(SseEvent("message", "[DONE]")) == []
+    assert decoder.feed(SseEvent("message", '{"type":"unknown"}')) == []
+    decoder.feed(SseEvent("message", '{"type":"text","text":"a"}'))
+    decoder.feed(SseEvent("message", '{"type":"text","text":""}'))
+    with pytest.raises(NativeDecodeError, match="before done"):
+        decoder.finish()
+    decoder.feed(SseEvent("done", "{}"))
+    (end,) = decoder.finish()
+    assert isinstance(end, PartEndEvent) and end.part == TextPart("a")
+    with pytest.raises(NativeDecodeError) as caught:
+        decoder.feed(SseEvent("message", "[1]"))
+    assert caught.value.path == "$event[5]"

@@ -11,6 +11,10 @@ Job
       table, the route's fail-closed fallback, then ``profile_override``).  It sends encoded
       JSON through the provider and turns every malformed 2xx answer into the route's named
       decode error carrying the HTTP status and request id.
+    * :class:`NativeStreamDecoder` is the part bookkeeping every native stream state machine
+      shares: indexes in order of first appearance, start / delta / end events, one JSON
+      object per event dispatched to the route's handler table, and a terminal-event check
+      in :meth:`~NativeStreamDecoder.finish`.
     * :class:`NativeDecodeError` / :class:`NativeEncodeError` are the bases of each route's
       named errors (``path`` names the JSON location that broke the contract).
 
@@ -20,17 +24,34 @@ request is checked against the resolved profile before it is encoded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from zigai.errors import ProviderError
 from zigai.messages import (
     CapabilityLoadReturnPart,
+    FinishReason,
+    ProviderDetails,
     ResponseMessage,
+    ResponsePart,
+    TextPart,
+    ThinkingPart,
     ToolAvailabilityPart,
+    ToolCallPart,
     ToolOutcome,
 )
-from zigai.model import ModelProfile, ModelRequest
+from zigai.model import (
+    ModelProfile,
+    ModelRequest,
+    ModelStreamEvent,
+    PartDeltaEvent,
+    PartEndEvent,
+    PartStartEvent,
+    TextPartDelta,
+    ThinkingPartDelta,
+    ToolCallPartDelta,
+)
 from zigai.provider import (
     ProviderHttpRequest,
     ProviderHttpResponse,
@@ -39,19 +60,22 @@ from zigai.provider import (
 from zigai.providers import profiles
 from zigai.providers._wire import (
     AdapterClient,
+    JsonReader,
     LazyHttpTransport,
     SseModelStream,
     StreamStateMachine,
     http_request,
 )
 from zigai.providers.http import AuthStyle, Configured
+from zigai.providers.sse import SseEvent
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
+from zigai.usage import RequestUsage
 
 __all__ = [
     "NativeClient", "NativeDecodeError", "NativeEncodeError", "NativeProvider",
-    "availability_text", "capability_result",
+    "NativeStreamDecoder", "availability_text", "capability_result",
 ]
 
 
@@ -201,3 +225,112 @@ class NativeClient(AdapterClient):
         """Open the request as server-sent events read by ``decoder`` (HTTP errors raise here)."""
         return SseModelStream(self.provider.stream_lines(http), decoder,
                               model_name=self._model_name, provider_name=self.provider_name)
+
+
+Handler = Callable[[Any, dict[str, Any], str, list[ModelStreamEvent]], None]
+
+
+class NativeStreamDecoder:
+    """Part bookkeeping and event dispatch shared by the native stream decoders.
+
+    A subclass sets ``reader`` (its :class:`JsonReader`), ``handlers`` (event type ->
+    ``handler(self, payload, path, out)``) and ``terminal`` (the event that must have been
+    seen, named in the error when a stream ends early), and sets ``self._complete`` when it
+    handles that event.  :meth:`_final_part` may adjust a part as it ends.
+    """
+
+    reader: ClassVar[JsonReader]
+    handlers: ClassVar[dict[str, Handler]] = {}
+    terminal: ClassVar[str] = "the final event"
+    #: SSE events without data carry nothing; EventStream events may have an empty payload.
+    skip_empty: ClassVar[bool] = True
+
+    def __init__(self, model_name: str | None, provider_name: str) -> None:
+        self.provider_name = provider_name
+        self.model_name = model_name
+        self.usage = RequestUsage()
+        self.finish_reason: FinishReason | None = None
+        self.raw_finish_reason: str | None = None
+        self.response_id: str | None = None
+        self._complete = False
+        self._events = 0
+        self._next = 0
+        self._parts: dict[int, ResponsePart] = {}
+        self._open: set[int] = set()
+        self._keys: dict[Hashable, int] = {}
+
+    @property
+    def provider_details(self) -> ProviderDetails | None:
+        return None
+
+    # -- parts ------------------------------------------------------------------------------
+
+    def _start(self, part: ResponsePart, out: list[ModelStreamEvent], key: Hashable = None) -> int:
+        index = self._next
+        self._next += 1
+        self._parts[index] = part
+        self._open.add(index)
+        if key is not None:
+            self._keys[key] = index
+        out.append(PartStartEvent(index, part))
+        return index
+
+    def _final_part(self, index: int, part: ResponsePart) -> ResponsePart:
+        """The part as it ends; function calls without arguments end with ``{}``."""
+        if isinstance(part, ToolCallPart) and not part.args.strip():
+            return replace(part, args="{}")
+        return part
+
+    def _end(self, index: int, out: list[ModelStreamEvent]) -> None:
+        if index in self._open:
+            self._open.discard(index)
+            part = self._parts[index] = self._final_part(index, self._parts[index])
+            out.append(PartEndEvent(index, part))
+
+    def _grow(self, index: int, text: str, out: list[ModelStreamEvent]) -> None:
+        """Append ``text`` to a text, thinking or tool-call part and report the delta."""
+        if not text:
+            return
+        part = self._parts[index]
+        if isinstance(part, ToolCallPart):
+            self._parts[index] = replace(part, args=part.args + text)
+            out.append(PartDeltaEvent(index, ToolCallPartDelta(args_delta=text)))
+        elif isinstance(part, ThinkingPart):
+            self._parts[index] = replace(part, content=part.content + text)
+            out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
+        elif isinstance(part, TextPart):
+            self._parts[index] = replace(part, content=part.content + text)
+            out.append(PartDeltaEvent(index, TextPartDelta(text)))
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _kind(self, event: SseEvent, payload: dict[str, Any]) -> Any:
+        return payload.get("type", event.event)
+
+    def feed(self, event: SseEvent) -> list[ModelStreamEvent]:
+        """Decode one event (a JSON object); returns the model stream events it completed."""
+        data = event.data.strip()
+        if data == "[DONE]" or (not data and self.skip_empty):
+            return []
+        self._events += 1
+        path = f"$event[{self._events}]"
+        payload = self.reader.obj(self.reader.parse(data or "{}", path), path)
+        kind = self._kind(event, payload)
+        out: list[ModelStreamEvent] = []
+        handler = self.handlers.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(self, payload, path, out)
+        return out
+
+    def _finished(self) -> None:
+        """Called once the stream ended completely (set a derived finish reason here)."""
+
+    def finish(self) -> list[ModelStreamEvent]:
+        """End of stream: the terminal event must have arrived; open parts end in order."""
+        if not self._complete:
+            raise self.reader.fail("$", f"stream ended before {self.terminal}")
+        out: list[ModelStreamEvent] = []
+        for index in sorted(self._open):
+            self._end(index, out)
+        self._finished()
+        return out

@@ -37,15 +37,8 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from zigai.model import (
-    ModelStreamEvent,
-    PartDeltaEvent,
-    PartEndEvent,
-    PartStartEvent,
-    TextPartDelta,
-    ThinkingPartDelta,
-    ToolCallPartDelta,
-)
+from zigai.model import ModelStreamEvent, PartDeltaEvent, ThinkingPartDelta
+from zigai.providers._native import NativeStreamDecoder
 from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.bedrock._encode import PROVIDER_NAME
 from zigai.providers.bedrock._errors import BedrockDecodeError
@@ -170,22 +163,15 @@ def decode_response(value: Any, *, model_name: str | None = None,
 # -- streaming ------------------------------------------------------------------------------
 
 
-class StreamDecoder:
+class StreamDecoder(NativeStreamDecoder):
     """Incremental decoder of ConverseStream events (``SseEvent(event_type, json_payload)``)."""
 
+    reader = _R
+    terminal = "messageStop"
+    skip_empty = False
+
     def __init__(self, model_name: str | None = None, provider_name: str = PROVIDER_NAME) -> None:
-        self.provider_name = provider_name
-        self.model_name = model_name
-        self.usage = RequestUsage()
-        self.finish_reason: FinishReason | None = None
-        self.raw_finish_reason: str | None = None
-        self.response_id: str | None = None
-        self._stopped = False
-        self._events = 0
-        self._next = 0
-        self._parts: dict[int, ResponsePart] = {}
-        self._open: set[int] = set()
-        self._blocks: dict[int, int] = {}  # contentBlockIndex -> part index
+        super().__init__(model_name, provider_name)
         self._citations: dict[int, list[Any]] = {}
         self._details: dict[str, Any] = {}
 
@@ -193,45 +179,15 @@ class StreamDecoder:
     def provider_details(self) -> ProviderDetails | None:
         return details_or_none(self._details)
 
-    def _start(self, block: int, part: ResponsePart, out: list[ModelStreamEvent]) -> int:
-        index = self._next
-        self._next += 1
-        self._parts[index] = part
-        self._open.add(index)
-        self._blocks[block] = index
-        out.append(PartStartEvent(index, part))
-        return index
+    def _kind(self, event: SseEvent, payload: dict[str, Any]) -> Any:
+        return event.event  # the EventStream ``:event-type`` header names the event
 
-    def _end(self, index: int, out: list[ModelStreamEvent]) -> None:
-        if index not in self._open:
-            return
-        self._open.discard(index)
-        part = self._parts[index]
-        if isinstance(part, ToolCallPart) and not part.args.strip():
-            part = replace(part, args="{}")
+    def _final_part(self, index: int, part: ResponsePart) -> ResponsePart:
+        part = super()._final_part(index, part)
         citations = self._citations.get(index)
         if citations and isinstance(part, TextPart):
             part = replace(part, provider=_provider({"citations": citations}))
-        self._parts[index] = part
-        out.append(PartEndEvent(index, part))
-
-    def feed(self, event: SseEvent) -> list[ModelStreamEvent]:
-        self._events += 1
-        path = f"$event[{self._events}]"
-        payload = _R.obj(_R.parse(event.data or "{}", path), path)
-        out: list[ModelStreamEvent] = []
-        handler = _HANDLERS.get(event.event)
-        if handler is not None:
-            handler(self, payload, path, out)
-        return out
-
-    def finish(self) -> list[ModelStreamEvent]:
-        if not self._stopped:
-            raise BedrockDecodeError("stream ended before messageStop", path="$")
-        out: list[ModelStreamEvent] = []
-        for index in sorted(self._open):
-            self._end(index, out)
-        return out
+        return part
 
     def _block(self, payload: dict[str, Any], path: str) -> int:
         index = _R.opt_int(payload, "contentBlockIndex", path)
@@ -245,29 +201,17 @@ class StreamDecoder:
         tool = _R.opt_obj(start, "toolUse", f"{path}.start")
         if tool is not None:
             call = _tool_use({**tool, "input": ""}, f"{path}.start.toolUse")
-            self._start(block, replace(call, args=""), out)
-
-    def _grow(self, index: int, text: str, out: list[ModelStreamEvent]) -> None:
-        part = self._parts[index]
-        if isinstance(part, ToolCallPart):
-            self._parts[index] = replace(part, args=part.args + text)
-            out.append(PartDeltaEvent(index, ToolCallPartDelta(args_delta=text)))
-        elif isinstance(part, ThinkingPart):
-            self._parts[index] = replace(part, content=part.content + text)
-            out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
-        elif isinstance(part, TextPart):
-            self._parts[index] = replace(part, content=part.content + text)
-            out.append(PartDeltaEvent(index, TextPartDelta(text)))
+            self._start(replace(call, args=""), out, block)
 
     def _block_delta(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         block = self._block(payload, path)
         delta = _R.field_obj(payload, "delta", path)
         where = f"{path}.delta"
-        index = self._blocks.get(block)
+        index = self._keys.get(block)
         if "text" in delta:
             text = _R.str_(delta, "text", where)
             if index is None:
-                index = self._start(block, TextPart("", provider=_provider()), out)
+                index = self._start(TextPart("", provider=_provider()), out, block)
             self._grow(index, text, out)
         elif "toolUse" in delta:
             if index is None or not isinstance(self._parts[index], ToolCallPart):
@@ -277,7 +221,7 @@ class StreamDecoder:
         elif "reasoningContent" in delta:
             reasoning = _R.field_obj(delta, "reasoningContent", where)
             if index is None:
-                index = self._start(block, ThinkingPart("", provider=_provider()), out)
+                index = self._start(ThinkingPart("", provider=_provider()), out, block)
             part = self._parts[index]
             if not isinstance(part, ThinkingPart):
                 raise _R.fail(where, f"reasoning delta for a non-reasoning block {block}")
@@ -293,11 +237,11 @@ class StreamDecoder:
                     {"redacted_content": redacted}))
         elif "citation" in delta:
             if index is None:
-                index = self._start(block, TextPart("", provider=_provider()), out)
+                index = self._start(TextPart("", provider=_provider()), out, block)
             self._citations.setdefault(index, []).append(delta["citation"])
 
     def _block_stop(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
-        index = self._blocks.get(self._block(payload, path))
+        index = self._keys.get(self._block(payload, path))
         if index is not None:
             self._end(index, out)
 
@@ -307,7 +251,7 @@ class StreamDecoder:
         self.finish_reason = finish_reason(raw)
         if payload.get("additionalModelResponseFields") is not None:
             self._details["additionalModelResponseFields"] = payload["additionalModelResponseFields"]
-        self._stopped = True
+        self._complete = True
 
     def _metadata(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         if payload.get("usage") is not None:
@@ -317,7 +261,7 @@ class StreamDecoder:
                 self._details[key] = payload[key]
 
 
-_HANDLERS = {
+StreamDecoder.handlers = {
     "contentBlockStart": StreamDecoder._block_start,
     "contentBlockDelta": StreamDecoder._block_delta,
     "contentBlockStop": StreamDecoder._block_stop,

@@ -22,7 +22,6 @@ the same answer; a stream that ends before ``message-end`` raises :class:`Cohere
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from zigai.messages import (
@@ -35,19 +34,11 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from zigai.model import (
-    ModelStreamEvent,
-    PartDeltaEvent,
-    PartEndEvent,
-    PartStartEvent,
-    TextPartDelta,
-    ThinkingPartDelta,
-    ToolCallPartDelta,
-)
+from zigai.model import ModelStreamEvent
+from zigai.providers._native import NativeStreamDecoder
 from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.cohere._encode import PROVIDER_NAME
 from zigai.providers.cohere._errors import CohereDecodeError
-from zigai.providers.sse import SseEvent
 from zigai.usage import InvalidUsage, RequestUsage, UsageDetails
 
 __all__ = ["FINISH_REASONS", "StreamDecoder", "decode_response", "decode_usage", "finish_reason"]
@@ -168,23 +159,14 @@ def decode_response(value: Any, *, model_name: str | None = None,
 # -- streaming ------------------------------------------------------------------------------
 
 
-class StreamDecoder:
+class StreamDecoder(NativeStreamDecoder):
     """Incremental decoder of one streamed v2 Chat answer (pure: events in, events out)."""
 
+    reader = _R
+    terminal = "message-end"
+
     def __init__(self, model_name: str | None = None, provider_name: str = PROVIDER_NAME) -> None:
-        self.provider_name = provider_name
-        self.model_name = model_name
-        self.usage = RequestUsage()
-        self.finish_reason: FinishReason | None = None
-        self.raw_finish_reason: str | None = None
-        self.response_id: str | None = None
-        self._ended = False
-        self._events = 0
-        self._next = 0
-        self._parts: dict[int, ResponsePart] = {}
-        self._open: set[int] = set()
-        self._content: dict[int, int] = {}  # Cohere content index -> part index
-        self._calls: dict[int, int] = {}  # Cohere tool-call index -> part index
+        super().__init__(model_name, provider_name)
         self._plan: int | None = None
         self._citations: list[Any] = []
         self._logprobs: list[Any] = []
@@ -197,53 +179,6 @@ class StreamDecoder:
         if self._logprobs:
             details["logprobs"] = self._logprobs
         return details_or_none(details)
-
-    def _start(self, part: ResponsePart, out: list[ModelStreamEvent]) -> int:
-        index = self._next
-        self._next += 1
-        self._parts[index] = part
-        self._open.add(index)
-        out.append(PartStartEvent(index, part))
-        return index
-
-    def _end(self, index: int, out: list[ModelStreamEvent]) -> None:
-        if index in self._open:
-            self._open.discard(index)
-            out.append(PartEndEvent(index, self._parts[index]))
-
-    def _grow(self, index: int, text: str, out: list[ModelStreamEvent]) -> None:
-        part = self._parts[index]
-        if isinstance(part, ToolCallPart):
-            self._parts[index] = replace(part, args=part.args + text)
-            out.append(PartDeltaEvent(index, ToolCallPartDelta(args_delta=text)))
-        elif isinstance(part, ThinkingPart):
-            self._parts[index] = replace(part, content=part.content + text)
-            out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
-        elif isinstance(part, TextPart):
-            self._parts[index] = replace(part, content=part.content + text)
-            out.append(PartDeltaEvent(index, TextPartDelta(text)))
-
-    def feed(self, event: SseEvent) -> list[ModelStreamEvent]:
-        data = event.data.strip()
-        if not data or data == "[DONE]":
-            return []
-        self._events += 1
-        path = f"$event[{self._events}]"
-        payload = _R.obj(_R.parse(data, path), path)
-        kind = payload.get("type", event.event)
-        out: list[ModelStreamEvent] = []
-        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is not None:
-            handler(self, payload, path, out)
-        return out
-
-    def finish(self) -> list[ModelStreamEvent]:
-        if not self._ended:
-            raise CohereDecodeError("stream ended before message-end", path="$")
-        out: list[ModelStreamEvent] = []
-        for index in sorted(self._open):
-            self._end(index, out)
-        return out
 
     # -- handlers -------------------------------------------------------------------------
 
@@ -271,9 +206,7 @@ class StreamDecoder:
             part = ThinkingPart("", provider=_provider())
         else:
             part = TextPart("", provider=_provider())
-        self._content[index] = self._start(part, out)
-        if initial:
-            self._grow(self._content[index], initial, out)
+        self._grow(self._start(part, out, ("content", index)), initial, out)
 
     def _content_delta(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         index = self._index(payload, path)
@@ -282,16 +215,16 @@ class StreamDecoder:
         text = content.get("thinking") if "thinking" in content else content.get("text", "")
         if not isinstance(text, str):
             raise _R.fail(f"{path}.delta.message.content", "expected string content")
-        if index not in self._content:
+        found = self._keys.get(("content", index))
+        if found is None:
             kind = ThinkingPart if "thinking" in content else TextPart
-            self._content[index] = self._start(kind("", provider=_provider()), out)
-        if text:
-            self._grow(self._content[index], text, out)
+            found = self._start(kind("", provider=_provider()), out, ("content", index))
+        self._grow(found, text, out)
         if payload.get("logprobs") is not None:
             self._logprobs.append(payload["logprobs"])
 
     def _content_end(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
-        found = self._content.get(self._index(payload, path))
+        found = self._keys.get(("content", self._index(payload, path)))
         if found is not None:
             self._end(found, out)
 
@@ -299,8 +232,7 @@ class StreamDecoder:
         text = _R.opt_str(self._delta_message(payload, path), "tool_plan", f"{path}.delta.message")
         if self._plan is None:
             self._plan = self._start(tool_plan_part(""), out)
-        if text:
-            self._grow(self._plan, text, out)
+        self._grow(self._plan, text or "", out)
 
     def _call_start(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         if self._plan is not None:
@@ -315,30 +247,24 @@ class StreamDecoder:
         arguments = _R.opt_str(function, "arguments", f"{where}.function") or ""
         if not call_id or not name:
             raise _R.fail(where, "a tool call needs an id and a function name")
-        self._calls[index] = self._start(
-            ToolCallPart(name, "", call_id, provider=_provider(call_id)), out)
-        if arguments:
-            self._grow(self._calls[index], arguments, out)
+        started = self._start(ToolCallPart(name, "", call_id, provider=_provider(call_id)), out,
+                              ("call", index))
+        self._grow(started, arguments, out)
 
     def _call_delta(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         index = self._index(payload, path)
-        found = self._calls.get(index)
+        found = self._keys.get(("call", index))
         if found is None:
             raise _R.fail(f"{path}.index", f"tool-call-delta for unknown call {index}")
         where = f"{path}.delta.message.tool_calls"
         call = _R.opt_obj(self._delta_message(payload, path), "tool_calls",
                           f"{path}.delta.message") or {}
         function = _R.opt_obj(call, "function", where) or {}
-        text = _R.opt_str(function, "arguments", f"{where}.function")
-        if text:
-            self._grow(found, text, out)
+        self._grow(found, _R.opt_str(function, "arguments", f"{where}.function") or "", out)
 
     def _call_end(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
-        found = self._calls.get(self._index(payload, path))
+        found = self._keys.get(("call", self._index(payload, path)))
         if found is not None:
-            part = self._parts[found]
-            if isinstance(part, ToolCallPart) and not part.args.strip():
-                self._parts[found] = replace(part, args="{}")
             self._end(found, out)
 
     def _citation(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
@@ -353,10 +279,10 @@ class StreamDecoder:
         self.finish_reason = finish_reason(raw)
         if delta.get("usage") is not None:
             self.usage = decode_usage(delta["usage"], f"{path}.delta.usage")
-        self._ended = True
+        self._complete = True
 
 
-_HANDLERS = {
+StreamDecoder.handlers = {
     "message-start": StreamDecoder._message_start,
     "content-start": StreamDecoder._content_start,
     "content-delta": StreamDecoder._content_delta,

@@ -41,20 +41,12 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from zigai.model import (
-    ModelStreamEvent,
-    PartDeltaEvent,
-    PartEndEvent,
-    PartStartEvent,
-    TextPartDelta,
-    ThinkingPartDelta,
-    ToolCallPartDelta,
-)
+from zigai.model import ModelStreamEvent
 from zigai.provider import ProviderServerError
+from zigai.providers._native import NativeStreamDecoder
 from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.mistral._encode import PROVIDER_NAME
 from zigai.providers.mistral._errors import MistralDecodeError
-from zigai.providers.sse import SseEvent
 from zigai.usage import InvalidUsage, RequestUsage, UsageDetails
 
 __all__ = ["StreamDecoder", "decode_outputs", "decode_response", "decode_usage"]
@@ -88,10 +80,8 @@ def _arguments(entry: dict[str, Any], path: str) -> str:
     raise _R.fail(f"{path}.arguments", "expected a string or an object")
 
 
-def execution_details(entry_id: str | None, name: str, arguments: str, info: Any) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name, "arguments": arguments}
-    if entry_id is not None:
-        details["id"] = entry_id
+def execution_details(entry_id: str, name: str, arguments: str, info: Any) -> dict[str, Any]:
+    details: dict[str, Any] = {"id": entry_id, "name": name, "arguments": arguments}
     if info is not None:
         details["info"] = info
     return details
@@ -215,22 +205,14 @@ def decode_response(value: Any, *, model_name: str | None = None,
 # -- streaming ------------------------------------------------------------------------------
 
 
-class StreamDecoder:
+class StreamDecoder(NativeStreamDecoder):
     """Incremental decoder of one streamed Conversations answer (pure)."""
 
+    reader = _R
+    terminal = "conversation.response.done"
+
     def __init__(self, model_name: str | None = None, provider_name: str = PROVIDER_NAME) -> None:
-        self.provider_name = provider_name
-        self.model_name = model_name
-        self.usage = RequestUsage()
-        self.finish_reason: FinishReason | None = None
-        self.raw_finish_reason: str | None = None
-        self.response_id: str | None = None
-        self._complete = False
-        self._events = 0
-        self._next = 0
-        self._parts: dict[int, ResponsePart] = {}
-        self._open: set[int] = set()
-        self._keys: dict[tuple[Any, ...], int] = {}
+        super().__init__(model_name, provider_name)
         self._references: dict[int, list[Any]] = {}  # text part index -> tool references
         self._executions: dict[str, dict[str, Any]] = {}
         self._chunks: list[Any] = []
@@ -239,47 +221,15 @@ class StreamDecoder:
     def provider_details(self) -> ProviderDetails | None:
         return details_or_none({"chunks": self._chunks} if self._chunks else {})
 
-    def _start(self, key: tuple[Any, ...], part: ResponsePart, out: list[ModelStreamEvent]) -> int:
-        index = self._next
-        self._next += 1
-        self._parts[index] = part
-        self._open.add(index)
-        self._keys[key] = index
-        out.append(PartStartEvent(index, part))
-        return index
+    def _final_part(self, index: int, part: ResponsePart) -> ResponsePart:
+        part = super()._final_part(index, part)
+        references = self._references.get(index)
+        if references and isinstance(part, TextPart):
+            return replace(part, provider=_provider(part.id, {"references": references}))
+        return part
 
-    def _end(self, index: int, out: list[ModelStreamEvent]) -> None:
-        if index in self._open:
-            self._open.discard(index)
-            references = self._references.get(index)
-            part = self._parts[index]
-            if references and isinstance(part, TextPart):
-                part = replace(part, provider=_provider(part.id, {"references": references}))
-                self._parts[index] = part
-            out.append(PartEndEvent(index, part))
-
-    def feed(self, event: SseEvent) -> list[ModelStreamEvent]:
-        data = event.data.strip()
-        if not data or data == "[DONE]":
-            return []
-        self._events += 1
-        path = f"$event[{self._events}]"
-        payload = _R.obj(_R.parse(data, path), path)
-        kind = payload.get("type", event.event)
-        out: list[ModelStreamEvent] = []
-        handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        if handler is not None:
-            handler(self, payload, path, out)
-        return out
-
-    def finish(self) -> list[ModelStreamEvent]:
-        if not self._complete:
-            raise MistralDecodeError("stream ended before conversation.response.done", path="$")
-        out: list[ModelStreamEvent] = []
-        for index in sorted(self._open):
-            self._end(index, out)
+    def _finished(self) -> None:
         self.finish_reason = _finish(list(self._parts.values()))
-        return out
 
     # -- handlers -------------------------------------------------------------------------
 
@@ -287,10 +237,11 @@ class StreamDecoder:
         self.response_id = _R.opt_str(payload, "conversation_id", path) or self.response_id
 
     def _text_index(self, output: int, entry_id: str | None, out: list[ModelStreamEvent]) -> int:
-        key = ("text", output)
-        if key not in self._keys:
-            return self._start(key, TextPart("", id=entry_id, provider=_provider(entry_id)), out)
-        return self._keys[key]
+        found = self._keys.get(("text", output))
+        if found is None:
+            found = self._start(TextPart("", id=entry_id, provider=_provider(entry_id)), out,
+                                ("text", output))
+        return found
 
     def _message_delta(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         output = _R.opt_int(payload, "output_index", path) or 0
@@ -304,25 +255,15 @@ class StreamDecoder:
         kind = chunk.get("type")
         if kind == "text":
             text = _R.str_(chunk, "text", f"{path}.content")
-            index = self._text_index(output, entry_id, out)
-            part = self._parts[index]
-            assert isinstance(part, TextPart)
-            if text:
-                self._parts[index] = replace(part, content=part.content + text)
-                out.append(PartDeltaEvent(index, TextPartDelta(text)))
+            self._grow(self._text_index(output, entry_id, out), text, out)
         elif kind == "thinking":
             text = _thinking_text(chunk.get("thinking"), f"{path}.content.thinking")
             key = ("thinking", output, _R.opt_int(payload, "content_index", path) or 0)
             found = self._keys.get(key)
             if found is None:
-                found = self._start(key, ThinkingPart("", id=entry_id,
-                                                      provider=_provider(entry_id)), out)
-            index = found
-            part = self._parts[index]
-            assert isinstance(part, ThinkingPart)
-            if text:
-                self._parts[index] = replace(part, content=part.content + text)
-                out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
+                found = self._start(ThinkingPart("", id=entry_id, provider=_provider(entry_id)),
+                                    out, key)
+            self._grow(found, text, out)
         elif kind == "tool_reference":
             index = self._text_index(output, entry_id, out)
             self._references.setdefault(index, []).append(chunk)
@@ -333,20 +274,13 @@ class StreamDecoder:
         entry_id = _R.opt_str(payload, "id", path)
         call_id = _R.str_(payload, "tool_call_id", path)
         name = _R.str_(payload, "name", path)
-        delta = _R.opt_str(payload, "arguments", path) or ""
-        key = ("call", call_id)
-        found = self._keys.get(key)
+        found = self._keys.get(("call", call_id))
         if found is None:
             if not call_id or not name:
                 raise _R.fail(path, "a function call needs a tool_call_id and a name")
-            found = self._start(key, ToolCallPart(name, "", call_id, id=entry_id,
-                                                  provider=_provider(entry_id)), out)
-        index = found
-        part = self._parts[index]
-        assert isinstance(part, ToolCallPart)
-        if delta:
-            self._parts[index] = replace(part, args=part.args + delta)
-            out.append(PartDeltaEvent(index, ToolCallPartDelta(args_delta=delta)))
+            found = self._start(ToolCallPart(name, "", call_id, id=entry_id,
+                                             provider=_provider(entry_id)), out, ("call", call_id))
+        self._grow(found, _R.opt_str(payload, "arguments", path) or "", out)
 
     def _execution(self, payload: dict[str, Any], path: str) -> dict[str, Any]:
         entry_id = _R.str_(payload, "id", path)
@@ -376,9 +310,8 @@ class StreamDecoder:
         info = payload.get("info")
         call, result = _execution_parts(state["id"], state["name"], state["arguments"] or "{}",
                                         info)
-        for key, part in ((("execution", state["id"]), call), (("result", state["id"]), result)):
-            index = self._start(key, part, out)
-            self._end(index, out)
+        for part in (call, result):
+            self._end(self._start(part, out), out)
 
     def _done(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         if payload.get("usage") is not None:
@@ -396,7 +329,7 @@ class StreamDecoder:
         )
 
 
-_HANDLERS = {
+StreamDecoder.handlers = {
     "conversation.response.started": StreamDecoder._started,
     "message.output.delta": StreamDecoder._message_delta,
     "function.call.delta": StreamDecoder._call_delta,
