@@ -50,6 +50,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "output": ("zigai.output", None),
     "providers": ("zigai.providers", None),
     "models": ("zigai.models", None),
+    "hooks": ("zigai.hooks", None),
     # short names
     "Message": ("zigai.messages", "Message"),
     "RequestMessage": ("zigai.messages", "RequestMessage"),

@@ -16,15 +16,19 @@ Invariants
       replaces the backoff when ``honor_retry_after`` is set (it is not capped by
       ``max_delay_ms``; the server knows best).
     * Budget: the sum of planned waits never exceeds ``max_total_delay_ms``; exactly reaching it
-      is allowed.  When the next wait would exceed it, the last error is raised unchanged.
+      is allowed.  When the next wait would exceed it, the last error is raised unchanged.  A
+      :class:`RetryBudget` passed by the caller carries that sum across calls, so the agent
+      spends one budget over every logical request of a run.
     * Deadline: a wait that would end after the run deadline is not started; ``RunTimedOut``
       (chained to the last error) is raised at once.  Waits use ``RunControl.sleep`` and so end
       early with ``Cancelled`` when the token is set.
     * Idempotency: one ``uuid4`` key per call of :func:`run_with_retries` (one logical request),
-      passed unchanged to every attempt; None when no idempotency header is named.
+      passed unchanged to every attempt; None when no idempotency header is named.  A caller
+      that already made the logical request's key passes it as ``idempotency_key``.
     * Streams: once a :class:`StreamRetryGuard` is marked delivered, no retry happens — events
       already handed to the application cannot be taken back.
     * The ``before_retry`` hook is fallible: whatever it raises propagates and ends the run.
+      ``on_retry`` (the agent's lifecycle-hook bridge) sees the same value first.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ __all__ = [
     "RETRY_CATEGORIES",
     "RetryAttempt",
     "RetryCategory",
+    "RetryBudget",
     "RetryPolicy",
     "StreamRetryGuard",
     "backoff_delay_ms",
@@ -75,7 +80,8 @@ class RetryAttempt:
 
     ``attempt`` is the 1-based number of the attempt that just failed (the next one is
     ``attempt + 1``).  ``planned_delay_s`` is the wait about to start; ``cumulative_delay_s``
-    is the total planned waiting of this logical request *including* this one.
+    is the total planned waiting *including* this one — of this logical request, or of the
+    whole run when the caller passed a :class:`RetryBudget` (the agent always does).
     ``request_id`` and ``retry_after_s`` are copied from the error when it carries them.
     """
 
@@ -125,6 +131,21 @@ class RetryPolicy:
     @classmethod
     def no_retry(cls) -> RetryPolicy:
         return cls(max_attempts=1)
+
+
+class RetryBudget:
+    """The planned retry waiting spent so far by one run (``spent_ms``), shared by its requests.
+
+    Not thread-safe: one run's thread owns it.
+    """
+
+    __slots__ = ("spent_ms",)
+
+    def __init__(self) -> None:
+        self.spent_ms = 0.0
+
+    def __repr__(self) -> str:
+        return f"RetryBudget(spent_ms={self.spent_ms})"
 
 
 class StreamRetryGuard:
@@ -202,16 +223,22 @@ def run_with_retries(
     idempotency_header: str | None = None,
     rng: random.Random | None = None,
     stream_guard: StreamRetryGuard | None = None,
+    idempotency_key: str | None = None,
+    budget: RetryBudget | None = None,
+    on_retry: Callable[[RetryAttempt], None] | None = None,
 ) -> T:
     """Call ``fn(attempt, idempotency_key)`` until it succeeds or the policy stops retrying.
 
-    ``attempt`` starts at 1.  The key is generated once here and reused for every attempt of
-    this logical request.  Raises the last error when retrying is not allowed, ``RunTimedOut``
-    or ``Cancelled`` from the run control, or whatever the ``before_retry`` hook raises.
+    ``attempt`` starts at 1.  The key (``idempotency_key``, else generated here when an
+    ``idempotency_header`` is named) is reused for every attempt of this logical request.
+    Raises the last error when retrying is not allowed, ``RunTimedOut`` or ``Cancelled`` from
+    the run control, or whatever ``on_retry`` or the ``before_retry`` hook raises.
     """
     generator = rng if rng is not None else _DEFAULT_RNG
-    key = str(uuid.uuid4()) if idempotency_header else None
-    cumulative_ms = 0.0
+    key = idempotency_key
+    if key is None and idempotency_header:
+        key = str(uuid.uuid4())
+    cumulative_ms = budget.spent_ms if budget is not None else 0.0
     attempt = 1
     while True:
         control.check()
@@ -240,18 +267,22 @@ def run_with_retries(
                     f"({planned_ms / 1000.0:.3f}s planned, {remaining:.3f}s left)"
                 ) from exc
             cumulative_ms += planned_ms
-            if policy.before_retry is not None:
-                policy.before_retry(
-                    RetryAttempt(
-                        attempt=attempt,
-                        category=category,
-                        error=exc,
-                        planned_delay_s=planned_ms / 1000.0,
-                        cumulative_delay_s=cumulative_ms / 1000.0,
-                        request_id=_request_id(exc),
-                        retry_after_s=retry_after,
-                    )
+            if budget is not None:
+                budget.spent_ms = cumulative_ms
+            if on_retry is not None or policy.before_retry is not None:
+                planned = RetryAttempt(
+                    attempt=attempt,
+                    category=category,
+                    error=exc,
+                    planned_delay_s=planned_ms / 1000.0,
+                    cumulative_delay_s=cumulative_ms / 1000.0,
+                    request_id=_request_id(exc),
+                    retry_after_s=retry_after,
                 )
+                if on_retry is not None:
+                    on_retry(planned)
+                if policy.before_retry is not None:
+                    policy.before_retry(planned)
             if planned_ms > 0:
                 control.sleep(planned_ms / 1000.0)
             attempt += 1

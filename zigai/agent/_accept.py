@@ -8,15 +8,19 @@ structured value is schema-checked again when no output function produced it),
 then the typed decoder of ``run_typed``.  Rejections raise ``OutputRejected``.
 
 Invariant: every callback runs under the run control — the deadline and the
-cancellation token are checked before each one and after the last.
+cancellation token are checked before each one and after the last.  With lifecycle hooks,
+each validator is bracketed by ``output_validator_start`` and ``output_validator_end``
+(``accepted`` or ``retry``), or ``output_validator_error`` when it raises or returns
+something that is not an ``OutputResult``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zigai.control import RunControl
+from zigai.hooks import OutputValidatorEnd, OutputValidatorError, OutputValidatorStart
 from zigai.output import (
     Candidate,
     InvalidOutputSpec,
@@ -26,6 +30,9 @@ from zigai.output import (
     OutputValidator,
     PreparedOutput,
 )
+
+if TYPE_CHECKING:
+    from zigai.agent._core import RunCore
 
 __all__ = ["accept_candidate", "choice_label"]
 
@@ -44,6 +51,7 @@ def accept_candidate(
     validators: Sequence[OutputValidator],
     control: RunControl,
     decoder: Callable[[Any], Any] | None,
+    run: RunCore | None = None,
 ) -> tuple[Any, Any]:
     """Return ``(output, json_value)`` for an accepted candidate or raise OutputRejected."""
     value = candidate.value
@@ -59,14 +67,16 @@ def accept_candidate(
         else:
             value = returned
     label = choice_label(prepared, candidate)
-    for validator in validators:
+    hooked = run is not None and bool(run.hooks)
+    for index, validator in enumerate(validators):
         control.check()
-        verdict = validator(label, ctx, value)
-        if not isinstance(verdict, OutputResult):
-            raise InvalidOutputSpec(
-                f"output validator {validator!r} returned {type(verdict).__name__}; "
-                "it must return OutputResult.output(...) or OutputResult.retry(...)"
-            )
+        if hooked:
+            assert run is not None
+            verdict = _hooked_validator(run, validator, label, index, ctx, value)
+        else:
+            verdict = validator(label, ctx, value)
+            if not isinstance(verdict, OutputResult):
+                raise _not_a_result(validator, verdict)
         if verdict.kind == "retry":
             raise OutputRejected(verdict.message or "Output rejected; please try again.")
         if function is None and verdict.value is not value:
@@ -81,3 +91,30 @@ def accept_candidate(
         return decoder(value), value
     except DecodeError as exc:
         raise OutputRejected(f"The output could not be decoded: {exc}", cause=exc) from None
+
+
+def _not_a_result(validator: Any, verdict: Any) -> InvalidOutputSpec:
+    return InvalidOutputSpec(
+        f"output validator {validator!r} returned {type(verdict).__name__}; "
+        "it must return OutputResult.output(...) or OutputResult.retry(...)"
+    )
+
+
+def _hooked_validator(
+    run: RunCore, validator: OutputValidator, label: str, index: int, ctx: OutputRunContext,
+    value: Any,
+) -> OutputResult:
+    info = run.info
+    run.fire(OutputValidatorStart(info, label, index, value))
+    try:
+        verdict = validator(label, ctx, value)
+        if not isinstance(verdict, OutputResult):
+            raise _not_a_result(validator, verdict)
+    except BaseException as exc:
+        run.fire_failure(OutputValidatorError(info, label, index, exc), exc)
+        raise
+    if verdict.kind == "retry":
+        run.fire(OutputValidatorEnd(info, label, index, "retry", value))
+    else:
+        run.fire(OutputValidatorEnd(info, label, index, "accepted", verdict.value))
+    return verdict

@@ -14,6 +14,9 @@ history only grows; one thread drives a run.
 from __future__ import annotations
 
 import enum
+import itertools
+import os
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,15 +24,35 @@ from zigai.agent.config import AgentConfig, RunContext, RunOptions, TypedMode
 from zigai.agent.deferred import DeferredCall, PausedRun, ResumeDecision
 from zigai.agent.errors import InvalidAgentConfiguration, OutputRetriesExceeded
 from zigai.agent.result import Result
-from zigai.control import RunControl
+from zigai.control import Cancelled, RunControl
+from zigai.hooks import (
+    Hook,
+    HookEvent,
+    RunEnd,
+    RunError,
+    RunInfo,
+    RunStart,
+    StreamEventAfter,
+    StreamEventBefore,
+)
 from zigai.messages import Message, RequestMessage, ResponseMessage
 from zigai.model import ModelRequest
 from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
+from zigai.retry import RetryBudget
 from zigai.settings import check_supported, merge_settings
 from zigai.tool import Tool
 from zigai.usage import RunUsage
 
 __all__ = ["RunCore", "RunState"]
+
+
+_RUN_ID_PREFIX = os.urandom(10).hex()
+_run_counter = itertools.count(1)
+
+
+def _next_run_id() -> str:
+    """32 hex digits: a random per-process prefix and a counter (unique, cheap, not secret)."""
+    return f"{_RUN_ID_PREFIX}{next(_run_counter) & 0xFFFFFFFFFFFF:012x}"
 
 
 class RunState(enum.Enum):
@@ -123,15 +146,126 @@ class RunCore:
         self.final_name: str | None = None
         self._scheduler: Any = None
         self._processors = tuple(agent.history_processors) + tuple(options.history_processors)
+        self.info: RunInfo  # set by begin() when hooks are registered; every event carries it
+        self.hooks: tuple[Hook, ...] = tuple(agent.hooks) + tuple(options.hooks)
+        self.started_at = time.perf_counter()
+        self.retry_budget = RetryBudget()
+        self._begun = False
+        self._ended = False
+        self._hooked_sink = True
+        self._deferred_end: RunEnd | None = None
 
-    def set_sink(self, sink: Callable[[Any], None] | None) -> None:
-        """Select the streaming mode: every event of the run is handed to ``sink``."""
+    # -- lifecycle hooks ---------------------------------------------------------------------
+
+    def _make_info(self) -> RunInfo:
+        correlation = self.options.correlation
+        run_id = correlation.run_id if correlation is not None and correlation.run_id else None
+        model = self.model
+        return RunInfo(
+            run_id=run_id or _next_run_id(),
+            agent_name=self.agent.name,
+            model_name=str(getattr(model, "model_name", "") or ""),
+            provider_name=str(getattr(model, "provider_name", "") or ""),
+            streaming=self._sink is not None,
+            resumed=bool(self.deferred_calls) or bool(self.decisions),
+            correlation=correlation,
+            control=self.control,
+        )
+
+    def fire(self, event: HookEvent) -> None:
+        """Deliver ``event`` to every hook in order, checking the run control before each."""
+        control = self.control
+        deadline = control.deadline
+        cancelled = control.token._event.is_set
+        for hook in self.hooks:
+            if cancelled() or (deadline is not None and time.monotonic() >= deadline):
+                control.check()
+            hook(event)
+
+    def fire_failure(self, event: HookEvent, error: BaseException) -> None:
+        """Deliver an error event of a failing run: every hook sees it, none replaces ``error``."""
+        for hook in self.hooks:
+            try:
+                hook(event)
+            except BaseException as hook_error:  # noqa: BLE001 - the original error wins
+                error.add_note(
+                    f"a lifecycle hook raised {type(hook_error).__name__} while handling "
+                    f"{event.kind}: {hook_error}"
+                )
+
+    def begin(self) -> None:
+        """The first step: fix the run's identity (``self.info``) and deliver ``run_start``."""
+        self._begun = True
+        if self.hooks:
+            self.info = self._make_info()
+            self.fire(RunStart(self.info, len(self.messages)))
+
+    def finish(self, outcome: Any, output: Any) -> None:
+        """The run ended without error: deliver ``run_end`` (never after ``run_error``).
+
+        With a queueing sink the stream still holds undelivered events, so ``run_end`` waits
+        for :meth:`flush_end`, which the stream calls once the last event was taken.
+        """
+        self._ended = True
+        if self.hooks:
+            event = RunEnd(
+                self.info, outcome, self.usage, output, tuple(self.messages[self.new_start:]),
+                time.perf_counter() - self.started_at,
+            )
+            if self._sink is not None and not self._hooked_sink:
+                self._deferred_end = event
+            else:
+                self.fire(event)
+
+    def flush_end(self) -> None:
+        """Deliver a ``run_end`` that :meth:`finish` deferred (idempotent)."""
+        event, self._deferred_end = self._deferred_end, None
+        if event is not None:
+            self.fire(event)
+
+    def fail(self, error: BaseException) -> None:
+        """A terminal failure of a started run: deliver ``run_error`` exactly once."""
+        if self._ended or not self._begun:
+            return
+        self._ended = True
+        if self.hooks:
+            streaming = self._streaming
+            if streaming is not None:
+                streaming.abandoned(error)
+            self.fire_failure(RunError(
+                self.info, error, self.state.value, self.usage, time.perf_counter() - self.started_at,
+            ), error)
+
+    def abandon(self) -> None:
+        """The consumer stopped a started run before its end (a closed stream).
+
+        A run that already completed still reports ``run_end``; otherwise ``run_error``.
+        """
+        if self._deferred_end is not None:
+            self.flush_end()
+        elif not self._ended and self._begun:
+            self.fail(Cancelled("the run's stream was closed before the run finished"))
+
+    def set_sink(self, sink: Callable[[Any], None] | None, *, delivers: bool = True) -> None:
+        """Select the streaming mode: every event of the run is handed to ``sink``.
+
+        ``delivers`` says the sink hands the event to the application (so the stream-event
+        hooks fire around it); a queueing sink whose consumer delivers later passes False
+        and fires them itself.
+        """
         self._sink = sink
+        self._hooked_sink = delivers
 
     def emit(self, event: Any) -> None:
         sink = self._sink
         if sink is not None:
-            sink(event)
+            if self.hooks and self._hooked_sink:
+                info = self.info
+                self.fire(StreamEventBefore(info, event))
+                sink(event)
+                self.fire(StreamEventAfter(info, event))
+            else:
+                sink(event)
 
     def stream_part(self, index: int) -> Any:
         """The current value of part ``index`` of the response being streamed (or None)."""

@@ -30,6 +30,7 @@ Returns True when an output was accepted (the run finalizes).
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from zigai.agent._accept import accept_candidate
@@ -40,6 +41,15 @@ from zigai.agent.events import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
 )
+from zigai.hooks import (
+    ToolDispatchEnd,
+    ToolDispatchError,
+    ToolDispatchStart,
+    ToolExecuteEnd,
+    ToolExecuteError,
+    ToolExecuteStart,
+    ToolRoute,
+)
 from zigai.messages import (
     RequestMessage,
     ResponseMessage,
@@ -48,6 +58,7 @@ from zigai.messages import (
     ToolOutcome,
     ToolReturnPart,
 )
+from zigai.messages.json_value import freeze_json
 from zigai.output import EndStrategy, OutputRejected
 from zigai.tool import (
     InvalidToolArguments,
@@ -156,13 +167,69 @@ def _evaluate_outputs(
 def _accept(run: RunCore, candidate: Any, call: ToolCallPart) -> tuple[Any, Any]:
     ctx = run.output_context(call.tool_name, call.tool_call_id)
     return accept_candidate(
-        run.output, candidate, ctx, run.agent.output_validators, run.control, run.decoder
+        run.output, candidate, ctx, run.agent.output_validators, run.control, run.decoder, run
     )
 
 
 def execute_tool_step(run: RunCore, response: ResponseMessage) -> bool:
     """Handle every tool call of ``response``; return True when an output was accepted."""
     calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    if not run.hooks:
+        return _tool_step(run, calls, None)
+    dispatch = _Dispatch(run, calls)
+    try:
+        return _tool_step(run, calls, dispatch)
+    except BaseException as exc:
+        dispatch.failed(exc)
+        raise
+
+
+class _Dispatch:
+    """The ``tool_dispatch_*`` events of one step (only built when hooks are registered)."""
+
+    __slots__ = ("run", "calls", "routes", "ended")
+
+    def __init__(self, run: RunCore, calls: list[ToolCallPart]) -> None:
+        self.run = run
+        self.calls = calls
+        self.routes: list[ToolRoute] = ["function"] * len(calls)
+        self.ended = 0
+
+    def start(self) -> None:
+        run = self.run
+        info = run.info
+        for call, route in zip(self.calls, self.routes, strict=True):
+            run.fire(ToolDispatchStart(info, call, route))
+
+    def end(self, ordered: tuple[Any, ...], accepted: int | None) -> None:
+        run = self.run
+        info = run.info
+        for index, (call, part) in enumerate(zip(self.calls, ordered, strict=True)):
+            self.ended = index + 1
+            run.fire(ToolDispatchEnd(info, call, _dispatch_outcome(part, index == accepted), part))
+
+    def failed(self, exc: BaseException) -> None:
+        run = self.run
+        info = run.info
+        for call in self.calls[self.ended:]:
+            run.fire_failure(ToolDispatchError(info, call, exc), exc)
+        self.ended = len(self.calls)
+
+
+def _dispatch_outcome(part: Any, final: bool) -> str:
+    if final:
+        return "final"
+    if isinstance(part, RetryPromptPart):
+        return "retry"
+    outcome = part.outcome
+    if outcome is ToolOutcome.denied:
+        return "denied"
+    if outcome is ToolOutcome.skipped:
+        return "skipped"
+    return "return"
+
+
+def _tool_step(run: RunCore, calls: list[ToolCallPart], dispatch: _Dispatch | None) -> bool:
     output_names = run.output.tool_names
     output_calls: list[tuple[int, ToolCallPart]] = []
     function_calls: list[tuple[int, ToolCallPart]] = []
@@ -180,15 +247,23 @@ def execute_tool_step(run: RunCore, response: ResponseMessage) -> bool:
             else:
                 part = ToolReturnPart(call.tool_name, call.tool_call_id, decision.content)
             parts[index] = part
+            if dispatch is not None:
+                dispatch.routes[index] = "decision"
         elif call.tool_name in output_names:
             output_calls.append((index, call))
+            if dispatch is not None:
+                dispatch.routes[index] = "output"
         elif call.tool_name in run.step_tools:
             function_calls.append((index, call))
         else:
+            if dispatch is not None:
+                dispatch.routes[index] = "unknown"
             available = ", ".join(sorted(set(run.step_tools) | output_names)) or "none"
             message = f"Unknown tool name: {call.tool_name!r}. Available tools: {available}."
             parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
             unknown_failures.append((call.tool_name, message))
+    if dispatch is not None:
+        dispatch.start()
 
     strategy = agent.end_strategy
     if strategy is EndStrategy.exhaustive or not output_calls:
@@ -219,6 +294,8 @@ def execute_tool_step(run: RunCore, response: ResponseMessage) -> bool:
         _count_tool_retry(run, name, limit, message)
 
     ordered = tuple(parts[i] for i in range(len(calls)))
+    if dispatch is not None:
+        dispatch.end(ordered, accepted)
     if run._sink is not None:
         _emit_results(run, calls, ordered, output_names)
     run.messages.append(RequestMessage(ordered))
@@ -276,7 +353,10 @@ def _run_function_calls(
         for sc in scheduled:
             run.emit(FunctionToolCallEvent(sc.call))
     run.control.check()
-    results = run.scheduler.run_batch(scheduled, run.control)
+    if run.hooks:
+        results = _run_batch_hooked(run, scheduled)
+    else:
+        results = run.scheduler.run_batch(scheduled, run.control)
     executed = 0
     for index, sc, result in zip(positions, scheduled, results, strict=True):
         call = sc.call
@@ -293,3 +373,40 @@ def _run_function_calls(
         failures.append((call.tool_name, limit, message))
     if executed:
         run.usage = run.usage.with_tool_calls(executed)
+
+
+def _run_batch_hooked(run: RunCore, scheduled: list[ScheduledCall]) -> list[Any]:
+    """``run_batch`` with ``tool_execute_*`` events, all in call order on this thread."""
+    info = run.info
+    for sc in scheduled:
+        run.fire(ToolExecuteStart(info, sc.call, _frozen_arguments(sc.args.arguments)))
+    scheduler = run.scheduler
+    try:
+        results = scheduler.run_batch(scheduled, run.control)
+    except BaseException as exc:
+        origin = scheduler.failed_call_id
+        for sc in scheduled:
+            run.fire_failure(
+                ToolExecuteError(info, sc.call, exc, sc.call.tool_call_id == origin), exc
+            )
+        raise
+    for sc, result in zip(scheduled, results, strict=True):
+        run.fire(ToolExecuteEnd(
+            info, sc.call, result.status, result.content, result.retry_message, result.duration_s,
+        ))
+    return results
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _frozen_arguments(arguments: Any) -> Any:
+    """An immutable snapshot of the validated arguments (a decoded JSON object) for hooks.
+
+    A flat object (the common case) becomes a read-only view of a shallow copy; nested
+    values are frozen deeply.
+    """
+    for value in arguments.values():
+        if not isinstance(value, _SCALARS):
+            return freeze_json(arguments, ValueError)
+    return MappingProxyType(dict(arguments))

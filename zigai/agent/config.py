@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
 from zigai.control import CancellationToken, RunControl
+from zigai.hooks import Correlation, Hook, check_hooks
 from zigai.messages import Message, UserContent
-from zigai.model import Model
+from zigai.model import ManagedTool, Model, UnsupportedModelFeature
 from zigai.output import (
     EndStrategy,
     OutputChoice,
@@ -111,6 +112,39 @@ def _str_tuple(value: object, what: str) -> tuple[str, ...]:
     return items
 
 
+def _hooks(value: Any, what: str) -> tuple[Hook, ...]:
+    try:
+        return check_hooks(value, what)
+    except TypeError as exc:
+        raise InvalidAgentConfiguration(str(exc)) from None
+
+
+def _builtin_tools(value: Any) -> tuple[ManagedTool, ...]:
+    """Provider-managed tools as ``ManagedTool`` values; a kind given twice is refused."""
+    if isinstance(value, (str, ManagedTool)):
+        value = (value,)
+    tools: list[ManagedTool] = []
+    seen: set[str] = set()
+    for item in value:
+        if isinstance(item, str):
+            try:
+                item = ManagedTool(item)
+            except UnsupportedModelFeature as exc:
+                raise InvalidAgentConfiguration(f"Agent.builtin_tools: {exc}") from None
+        elif not isinstance(item, ManagedTool):
+            raise InvalidAgentConfiguration(
+                "Agent.builtin_tools must contain ManagedTool values or tool kind strings "
+                f"(web_search, web_fetch, ...), got {type(item).__name__}"
+            )
+        if item.kind in seen:
+            raise InvalidAgentConfiguration(
+                f"Agent.builtin_tools names the {item.kind} tool twice; configure it once"
+            )
+        seen.add(item.kind)
+        tools.append(item)
+    return tuple(tools)
+
+
 def _timeout(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
@@ -130,9 +164,15 @@ class RunOptions:
     limits: RunLimits | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     pending_messages: PendingMessageQueue | None = None
+    hooks: Sequence[Hook] = ()
+    correlation: Correlation | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        if self.hooks or not isinstance(self.hooks, tuple):
+            object.__setattr__(self, "hooks", _hooks(self.hooks, "RunOptions.hooks"))
+        if self.correlation is not None and not isinstance(self.correlation, Correlation):
+            raise InvalidAgentConfiguration("RunOptions.correlation must be a zigai.hooks.Correlation")
         object.__setattr__(self, "instructions", _str_tuple(self.instructions, "RunOptions.instructions"))
         object.__setattr__(self, "history_processors", tuple(self.history_processors))
         _timeout("RunOptions.timeout_ms", self.timeout_ms)
@@ -180,6 +220,8 @@ class AgentConfig:
     url_policy: UrlPolicy = field(default_factory=UrlPolicy)
     name: str | None = None
     tool_approval: ToolApproval | None = None
+    hooks: Sequence[Hook] = ()
+    builtin_tools: Sequence[ManagedTool | str] = ()
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -236,6 +278,8 @@ class AgentConfig:
             raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
         if self.tool_approval is not None and not callable(self.tool_approval):
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
+        set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
+        set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
 
     # -- derived values (cached; immutable) -------------------------------------------------
 

@@ -139,6 +139,8 @@ class AgentRun(RunCore):
         state = self.state
         if state is RunState.done:
             return state
+        if not self._begun:
+            self.begin()
         self.control.check()
         if state is RunState.prepare_request:
             self._prepare_request()
@@ -164,7 +166,8 @@ class AgentRun(RunCore):
         try:
             while self.state is not RunState.done:
                 self.step()
-        except BaseException:
+        except BaseException as exc:
+            self.fail(exc)
             self.abort()
             raise
         finally:
@@ -294,6 +297,7 @@ class AgentRun(RunCore):
             messages=view,
             instructions=self.instructions,
             tools=definitions,
+            managed_tools=self.agent.builtin_tools,  # type: ignore[arg-type]  # normalized tuple
             output_format=self.output.output_format,
             settings=self.settings,
             control=self.control,
@@ -326,18 +330,13 @@ class AgentRun(RunCore):
             event = streaming.next()
         if event is not None:
             streaming.guard.mark_delivered()
-            sink = self._sink
-            assert sink is not None
-            sink(event)
+            self.emit(event)
             partial = streaming.deriver.derive(event)
             if partial is not None:
-                sink(partial)
+                self.emit(partial)
             return
-        stream = streaming.stream
         self._streaming = None
-        response = stream.response()
-        stream.close()
-        self.control.check()
+        response = streaming.finish(self.control.check)
         self._accept_response(response)
         self.emit(ModelResponseEvent(response, response.usage))
 
@@ -345,10 +344,7 @@ class AgentRun(RunCore):
         if self._sink is not None:
             self._model_request_streamed()
             return
-        response = request_buffered(self)
-        # A response that arrives after the deadline or cancellation is discarded.
-        self.control.check()
-        self._accept_response(response)
+        self._accept_response(request_buffered(self))
 
     def _accept_response(self, response: Any) -> None:
         if not isinstance(response, ResponseMessage):
@@ -414,7 +410,7 @@ class AgentRun(RunCore):
             output, json_value = accept_candidate(
                 self.output, candidate,
                 self.output_context(candidate.choice.name if candidate.choice else None),
-                self.agent.output_validators, self.control, self.decoder,
+                self.agent.output_validators, self.control, self.decoder, self,
             )
         except OutputRejected as rejection:
             self.reject_output(rejection)
@@ -436,6 +432,7 @@ class AgentRun(RunCore):
         )
         self.paused = PausedRun(waiting, encode_paused_state(state), self.usage, messages)
         self.emit(DeferredToolRequestEvent(waiting))
+        self.finish("paused", None)
         self.state = RunState.done
 
     def _execute_tools(self) -> None:
@@ -466,6 +463,7 @@ class AgentRun(RunCore):
             )
         else:
             self.result = Result(self.final_output, messages, self.new_start, self.usage, self.final_name)
+        self.finish("complete", self.final_output)
         self.state = RunState.done
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from zigai.agent._core import RunState
 from zigai.agent.events import AgentStreamEvent
+from zigai.hooks import StreamEventAfter, StreamEventBefore
 
 if TYPE_CHECKING:
     from zigai.agent.deferred import RunOutcome
@@ -43,7 +44,7 @@ class AgentStream:
     def __init__(self, run: AgentRun, *, pause_aware: bool = False) -> None:
         self._run = run
         self._queue: deque[AgentStreamEvent] = deque()
-        run.set_sink(self._queue.append)
+        run.set_sink(self._queue.append, delivers=False)
         self._started = False
         self._finished = False
         self._closed = False
@@ -61,14 +62,30 @@ class AgentStream:
         done = RunState.done
         step = run.step
         pop = queue.popleft
+        hooks = run.hooks
         try:
             while run.state is not done:
                 step()
-                while queue:
-                    yield pop()
+                if hooks:
+                    info = run.info
+                    while queue:
+                        event = pop()
+                        run.fire(StreamEventBefore(info, event))
+                        yield event
+                        run.fire(StreamEventAfter(info, event))
+                else:
+                    while queue:
+                        yield pop()
             self._finished = True
+            run.flush_end()
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            run.fail(exc)
+            raise
         finally:
             if not self._finished:
+                run.abandon()
                 run.abort()
             run.close()
 
@@ -95,6 +112,7 @@ class AgentStream:
             return
         self._closed = True
         if not self._finished:
+            self._run.abandon()
             self._run.abort()
         self._run.close()
 
@@ -108,10 +126,4 @@ class AgentStream:
 def run_with_sink(run: AgentRun, sink: Callable[[AgentStreamEvent], None]) -> None:
     """Drive ``run`` to its end, handing every event to ``sink`` as it is produced."""
     run.set_sink(sink)
-    try:
-        run.drive()
-    except BaseException:
-        run.abort()
-        raise
-    finally:
-        run.close()
+    run.drive()

@@ -27,6 +27,10 @@ cancellation token.  Outcomes:
   queued ones never start, running ones get ``drain_grace_s`` to finish, and
   the original exception is re-raised unwrapped.
 
+After a batch raised, :attr:`ToolScheduler.failed_call_id` names the call whose own function
+raised the error (None when the run deadline or cancellation ended the batch); every result
+carries ``duration_s``, the call's run time measured on its own thread.
+
 On cancellation running calls likewise get up to ``drain_grace_s`` to observe
 their tokens before ``Cancelled`` is raised; a passed run deadline raises at
 once (the deadline is the promise), with every running call flagged.
@@ -60,7 +64,7 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
@@ -156,7 +160,11 @@ class ScheduledCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallResult:
-    """The outcome of one call; ``retry_message`` is set for every status but success."""
+    """The outcome of one call; ``retry_message`` is set for every status but success.
+
+    ``duration_s`` is the call's own run time, measured by the thread that ran it (None for a
+    call that never ran or whose thread lost its race).
+    """
 
     tool_call_id: str
     tool_name: str
@@ -164,6 +172,7 @@ class ToolCallResult:
     content: Any = None
     retry_message: str | None = None
     follow_up_messages: tuple[RequestMessage, ...] = ()
+    duration_s: float | None = None
 
 
 def _result(sc: ScheduledCall, status: ToolCallStatus, message: str) -> ToolCallResult:
@@ -185,6 +194,12 @@ def _timed_out_message(sc: ScheduledCall, timeout_ms: int | None) -> str:
 
 def execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> ToolCallResult:
     """Run one call on this thread; classify recoverable outcomes, let fatal ones propagate."""
+    started = time.perf_counter()
+    result = _execute_call(sc, ctx, limits)
+    return replace(result, duration_s=time.perf_counter() - started)
+
+
+def _execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> ToolCallResult:
     try:
         output = sc.tool.execute(sc.args, ctx)
     except ModelRetry as exc:
@@ -260,6 +275,7 @@ class ToolScheduler:
         self._busy = threading.Lock()
         self._abandoned: set[Future[Any]] = set()
         self._closed = False
+        self.failed_call_id: str | None = None
 
     @property
     def limits(self) -> ToolLimits:
@@ -335,6 +351,7 @@ class ToolScheduler:
             raise RuntimeError("ToolScheduler is closed")
         if not self._busy.acquire(blocking=False):
             raise RuntimeError("ToolScheduler.run_batch is already running (one batch at a time)")
+        self.failed_call_id = None
         try:
             control.check()
             results: list[ToolCallResult | None] = [None] * len(calls)
@@ -342,7 +359,9 @@ class ToolScheduler:
             if len(accepted) == 1 and accepted[0][2].timeout_ms is None and control.deadline is None:
                 index, sc, limits = accepted[0]
                 ctx = sc.ctx.for_call(call_deadline=None, call_token=CancellationToken())
+                self.failed_call_id = sc.call.tool_call_id  # cleared below when it returns
                 outcome = execute_call(sc, ctx, limits)
+                self.failed_call_id = None
                 control.check()
                 results[index] = outcome
             elif accepted:
@@ -444,6 +463,7 @@ class ToolScheduler:
                         pass  # the run-level check below reports it
                     else:
                         fatal = error
+                        self.failed_call_id = run.sc.call.tool_call_id
                         pending.clear()
                         drain_until = time.monotonic() + self._drain_grace_s
                         for other in running.values():
