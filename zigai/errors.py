@@ -151,8 +151,9 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ReplayGap, ReplayTimedOut
     ├── AcpError                  zigai.acp           AcpProtocolError, AcpRemoteError,
     │                                                 AcpConnectionClosed, AcpStateError,
-    │                                                 AcpPathOutsideRoot, AcpPermissionRejected,
-    │                                                 AcpRequestTimedOut
+    │                                                 AcpInvalidParams (AcpPathOutsideRoot),
+    │                                                 AcpPermissionRejected, AcpRequestTimedOut,
+    │                                                 AcpMessageTooLarge
     ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
     │                                                 RealtimeConnectionLost, RealtimeSessionError,
