@@ -197,3 +197,16 @@ def test_native_route_prefixes_build_the_native_clients() -> None:
         infer_model("bedrock_converse:m", env={"AWS_BEARER_TOKEN_BEDROCK": "k"})
     with pytest.raises(MissingCredentials, match="AZURE_OPENAI_RESOURCE"):
         infer_model("azure_openai_responses:m", env={"AZURE_OPENAI_API_KEY": "k"})
+
+
+def test_every_prefix_and_its_variables_are_in_the_providers_table() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "providers.md").read_text()
+    table = [line for line in page.splitlines() if line.startswith("| `")]
+    for name, spec in PROVIDERS.items():
+        rows = [row for row in table if f"`{name}`" in row.split("|")[1]]
+        assert len(rows) == 1, f"docs/providers.md needs one table row naming `{name}`"
+        for variable in (*spec.credentials, *spec.settings):
+            templated = "<NAME>_API_KEY" in rows[0] and variable == f"{name.upper()}_API_KEY"
+            assert variable in rows[0] or templated, (name, variable)

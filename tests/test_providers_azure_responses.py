@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
 from zigai.messages import RequestMessage
 from zigai.model import (
@@ -18,7 +19,13 @@ from zigai.model import (
     UnsupportedModelFeature,
 )
 from zigai.providers import azure_openai as AZ
-from zigai.settings import ExtraBodyRejected, ModelSettings, ProviderExtraBody
+from zigai.providers import openai
+from zigai.settings import (
+    ExtraBodyRejected,
+    ModelSettings,
+    ProviderExtraBody,
+    UnsupportedModelSetting,
+)
 
 ANSWER = {"id": "resp_1", "status": "completed", "model": "gpt-4o",
           "output": [{"type": "message", "id": "m1", "content": [{"type": "output_text", "text": "pong"}]}],
@@ -111,3 +118,43 @@ def test_streamed_responses() -> None:
     response = stream.response()
     assert response.text == "pong" and response.provider_response_id == "resp_2"
     assert json.loads(transport.requests[0].body)["stream"] is True
+
+
+def test_every_accepted_setting_has_its_wire_name_and_the_rest_fail_before_io() -> None:
+    weather = ToolDefinition("weather", "Get weather.", {"type": "object"})
+    transport, client = _client()
+    client.request(ModelRequest(messages=(RequestMessage.user("x"),), tools=(weather,), settings=ModelSettings(
+        max_tokens=64, temperature=0.25, top_p=0.5, parallel_tool_calls=False, tool_choice="required",
+        allowed_tools=("weather",), truncation="auto", top_logprobs=2, extra_headers=(("X-Trace", "t"),))))
+    sent = json.loads(transport.requests[0].body)
+    del sent["input"], sent["tools"]
+    assert sent == {"model": "gpt-4o", "max_output_tokens": 64, "temperature": 0.25, "top_p": 0.5,
+                    "parallel_tool_calls": False, "truncation": "auto", "top_logprobs": 2,
+                    "include": ["message.output_text.logprobs"],
+                    "tool_choice": {"type": "allowed_tools", "mode": "required",
+                                    "tools": [{"type": "function", "name": "weather"}]}}
+    assert dict(transport.requests[0].headers)["X-Trace"] == "t"
+    for settings in (ModelSettings(thinking="high"), ModelSettings(seed=1), ModelSettings(top_k=2)):
+        with pytest.raises(UnsupportedModelSetting):
+            client.request(ModelRequest(messages=(RequestMessage.user("x"),), settings=settings))
+    assert len(transport.requests) == 1
+
+
+@pytest.mark.parametrize(("body", "path"), [
+    ([], "$"),
+    ({"output": [{"type": "message", "content": [{"type": "output_text"}]}]}, "$.output[0].content[0].text"),
+    ({"output": [{"type": "function_call", "name": "f", "arguments": "{}"}]}, "$.output[0].call_id"),
+])
+def test_malformed_answers_raise_named_decode_errors_with_a_path(body: Any, path: str) -> None:
+    _, client = _client(lambda request: MockResponse.of_json(body))
+    with pytest.raises(openai.OpenAIDecodeError) as info:
+        client.request(ModelRequest(messages=(RequestMessage.user("x"),)))
+    assert info.value.path == path and info.value.status == 200
+
+
+def test_stream_split_at_every_byte_boundary_yields_the_same_events() -> None:
+    data = STREAM.encode()
+    whole = feed_chunks(openai.StreamDecoder("azure_openai"), [data])
+    assert [e.part.content for e in whole if type(e).__name__ == "PartEndEvent"] == ["pong"]
+    for cut in range(1, len(data)):
+        assert feed_chunks(openai.StreamDecoder("azure_openai"), [data[:cut], data[cut:]]) == whole, cut

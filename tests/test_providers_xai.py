@@ -10,9 +10,22 @@ from typing import Any
 
 import pytest
 from support.mock_transport import MockResponse, MockTransport
+from support.sse_replay import feed_chunks
 
-from zigai.messages import NativeToolCallPart, NativeToolReturnPart, ProviderPart, RequestMessage
-from zigai.model import ManagedTool, ModelRequest, ToolDefinition, UnsupportedModelFeature
+from zigai.messages import (
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    ProviderPart,
+    RequestMessage,
+    TextPart,
+)
+from zigai.model import (
+    ManagedTool,
+    ModelRequest,
+    PartEndEvent,
+    ToolDefinition,
+    UnsupportedModelFeature,
+)
 from zigai.providers import openai, xai
 from zigai.settings import (
     ExtraBodyRejected,
@@ -198,3 +211,68 @@ def test_chat_compatibility_route() -> None:
     assert transport.requests[0].url == "https://api.x.ai/v1/chat/completions"
     assert client.profile.supports_tools
     assert not xai.ChatClient("mystery", xai.ChatProvider("k")).profile.supports_tools
+
+
+def test_every_accepted_setting_has_its_wire_name_and_the_rest_fail_before_io() -> None:
+    transport, client = _client(model="grok-3-mini")
+    client.request(ModelRequest(messages=(RequestMessage.user("x"),), tools=(WEATHER,), settings=ModelSettings(
+        max_tokens=64, temperature=0.25, top_p=0.5, parallel_tool_calls=False, tool_choice="required",
+        thinking="high")))
+    sent = _sent(transport)
+    del sent["input"], sent["tools"]
+    assert sent == {"model": "grok-3-mini", "max_output_tokens": 64, "temperature": 0.25, "top_p": 0.5,
+                    "parallel_tool_calls": False, "tool_choice": "required", "reasoning": {"effort": "high"}}
+    refused = [ModelSettings(allowed_tools=("weather",)), ModelSettings(truncation="auto"),
+               ModelSettings(service_tier="flex"), ModelSettings(seed=1), ModelSettings(top_logprobs=2),
+               ModelSettings(thinking="medium")]
+    for settings in refused:
+        with pytest.raises(UnsupportedModelSetting):
+            client.request(ModelRequest(messages=(RequestMessage.user("x"),), tools=(WEATHER,), settings=settings))
+    assert len(transport.requests) == 1
+
+
+@pytest.mark.parametrize(("body", "path"), [
+    ({}, "$.output"),
+    ({"output": [{"type": "x_search_call"}]}, "$.output[0].id"),
+    ({"output": [{"type": "message", "content": [{"type": "output_text"}]}]}, "$.output[0].content[0].text"),
+    ({"output": [], "usage": {"input_tokens": -1, "output_tokens": 1}}, "$.usage.input_tokens"),
+])
+def test_malformed_answers_raise_named_decode_errors_with_a_path(body: Any, path: str) -> None:
+    _, client = _client(body)
+    with pytest.raises(openai.OpenAIDecodeError) as info:
+        client.request(ModelRequest(messages=(RequestMessage.user("x"),)))
+    assert info.value.path == path and info.value.status == 200
+
+
+def _stream_bytes() -> bytes:
+    search, message = ANSWER["output"]
+    events = [
+        {"type": "response.created", "response": {"id": "resp_1", "model": "grok-4"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {**search, "status": "in_progress"}},
+        {"type": "response.output_item.done", "output_index": 0, "item": search},
+        {"type": "response.output_item.added", "output_index": 1,
+         "item": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "content_index": 0, "delta": "Here is "},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "content_index": 0, "delta": "the news."},
+        {"type": "response.output_item.done", "output_index": 1, "item": message},
+        {"type": "response.completed", "response": {**ANSWER, "status": "completed"}},
+    ]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def test_stream_split_at_every_byte_boundary_yields_the_same_native_parts() -> None:
+    data = _stream_bytes()
+    whole = feed_chunks(openai.StreamDecoder("xai"), [data])
+    ends = [e.part for e in whole if isinstance(e, PartEndEvent)]
+    assert [type(p) for p in ends] == [NativeToolCallPart, NativeToolReturnPart, TextPart]
+    assert ends[0].provider.provider_name == "xai" and ends[2].content == "Here is the news."
+    for cut in range(1, len(data)):
+        assert feed_chunks(openai.StreamDecoder("xai"), [data[:cut], data[cut:]]) == whole, cut
+    transport = MockTransport(lambda request: MockResponse.of_text(data.decode())
+                              if json.loads(request.body).get("stream") else MockResponse.of_json(ANSWER))
+    client = xai.Client("grok-4", xai.Provider("xai-key", transport=transport))
+    with client.stream(ModelRequest(messages=(RequestMessage.user("news?"),))) as stream:
+        list(stream)
+    streamed = stream.response()
+    buffered = client.request(ModelRequest(messages=(RequestMessage.user("news?"),)))
+    assert streamed.parts == buffered.parts and streamed.provider_name == "xai"
