@@ -131,8 +131,10 @@ The tree (bases here, named leaves in their modules)::
     │                                                 MemoryRecordNotFound, MemoryCapacityExceeded,
     │                                                 MemoryClosed, CompactionFailed
     ├── PlanningError             zigai.planning      InvalidPlan (UnknownDependency, PlanCycle,
-    │                                                 DuplicateStepId), StaleRevision,
-    │                                                 ApprovalMissing, PlanStepFailed
+    │                                                 DuplicateStepId, PlanTooLarge), UnknownPlan,
+    │                                                 StaleRevision, ApprovalMissing,
+    │                                                 UnexpectedApproval, InvalidStepOutput
+    │                                                 (StepOutputTooLarge), PlanExecutionClosed
     ├── RuntimeServiceError       zigai.runtime       RevisionConflict, StepStateTooLarge,
     │                                                 UnknownRecord, BlobTooLarge,
     │                                                 PromptVersionExists, PromptRenderError,
