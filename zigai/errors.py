@@ -141,6 +141,13 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidTaskTransition, ExecutorClosed
     ├── DurableError              zigai.durable       DurableSetupError, DurableStepUnbound,
     │                                                 DurableApprovalTimedOut
+    ├── GraphError                zigai.graph         InvalidGraphDefinition (GraphLimitExceeded),
+    │                                                 InvalidGraphInput, GraphTypeMismatch,
+    │                                                 UnmatchedRoute, StepLimitExceeded,
+    │                                                 GraphRunFinished, ForkItemLimitExceeded,
+    │                                                 InvalidGraphSnapshot
+    │                                                 (UnsupportedSnapshotVersion,
+    │                                                 SnapshotMismatch), VisualizationTooLarge
     ├── EvalsError                zigai.evals
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
     │                                                 TooManyEmbeddingInputs),
@@ -187,6 +194,7 @@ __all__ = [
     "PlanningError",
     "RuntimeServiceError",
     "DurableError",
+    "GraphError",
     "EvalsError",
     "EmbeddingsError",
     "UiError",
@@ -274,6 +282,10 @@ class RuntimeServiceError(ZigAIError):
 
 class DurableError(ZigAIError):
     """Durable (DBOS) execution could not be set up or continued."""
+
+
+class GraphError(ZigAIError):
+    """Graph definition, run, snapshot or visualization failure."""
 
 
 class EvalsError(ZigAIError):

@@ -1,0 +1,69 @@
+"""Graph: the validated routing table plus the run entry points ``start`` and ``run``.
+
+The table itself (nodes, routes, digest) lives in :mod:`zigai.graph.definition`; this
+module only adds the two ways to execute it, so the run state machine can depend on the
+table without depending on its entry points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from zigai.graph.definition import GraphDefinition
+from zigai.graph.run import GraphEvent, GraphResult, Run
+
+if TYPE_CHECKING:
+    from zigai.control import RunControl
+
+__all__ = ["Graph"]
+
+S = TypeVar("S")
+D = TypeVar("D")
+I = TypeVar("I")  # noqa: E741 - the spec's Input type parameter
+V = TypeVar("V")
+O = TypeVar("O")  # noqa: E741 - the spec's Output type parameter
+
+
+class Graph(GraphDefinition[S, D, I, V, O]):
+    """An immutable, validated workflow: the routing table and its run entry points."""
+
+    __slots__ = ()
+
+    # -- runs ------------------------------------------------------------------------------------
+
+    def start(
+        self,
+        input: I,
+        *,
+        state: S,
+        deps: D | None = None,
+        max_steps: int | None = None,
+        control: RunControl | None = None,
+        observer: Callable[[GraphEvent], None] | None = None,
+        run_id: str | None = None,
+    ) -> Run[S, D, I, V, O]:
+        """A fresh run positioned at the entry node; drive it with ``Run.next()``."""
+        return Run.fresh(
+            self, input, state=state, deps=deps, max_steps=max_steps, control=control,
+            observer=observer, run_id=run_id,
+        )
+
+    def run(
+        self,
+        input: I,
+        *,
+        state: S,
+        deps: D | None = None,
+        max_steps: int | None = None,
+        control: RunControl | None = None,
+        observer: Callable[[GraphEvent], None] | None = None,
+        run_id: str | None = None,
+    ) -> GraphResult[S, O]:
+        """Start a run and call ``next()`` until it finishes; return its result."""
+        run = self.start(
+            input, state=state, deps=deps, max_steps=max_steps, control=control,
+            observer=observer, run_id=run_id,
+        )
+        return run.run_to_end()
+
