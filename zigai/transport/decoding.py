@@ -13,6 +13,12 @@ Invariants
     * A line is released as soon as its terminator is seen; the buffer never holds more than
       ``max_stream_line_bytes`` + one input piece.  ``\\r\\n`` and ``\\n`` both end a line; the
       terminator is not counted or returned.  A bare ``\\r`` is not a terminator.
+    * gzip bodies may hold several members back to back (RFC 1952 2.2); they decode to the
+      members' concatenation.  Bytes after the last member that do not start another member
+      are corrupt data, as is anything after the end of a deflate stream.
+    * A decoder given a ``checkpoint`` calls it before every output piece, so one small
+      compressed input that inflates to a lot of output still observes the request's
+      deadline and cancellation inside the decode loop.
     * Truncated or corrupt compressed data raises :class:`TransportDecodeFailed`.
 """
 
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -66,9 +72,12 @@ def accept_encoding() -> str:
 class BodyDecoder:
     """Incremental, output-bounded decoder for one response's Content-Encoding."""
 
-    def __init__(self, content_encoding: str | None) -> None:
+    def __init__(
+        self, content_encoding: str | None, *, checkpoint: Callable[[], None] | None = None
+    ) -> None:
         coding = (content_encoding or "identity").strip().lower()
         self.max_piece = PIECE_BYTES
+        self._checkpoint = checkpoint
         self._coding = coding
         self._zlib: Any = None
         self._brotli: Any = None
@@ -106,21 +115,27 @@ class BodyDecoder:
 
     def _feed_zlib(self, data: bytes) -> Iterator[bytes]:
         pending = data
+        checkpoint = self._checkpoint
         while True:
             if self._zlib.eof:
-                leftover = self._zlib.unused_data + pending
-                if not leftover:
+                # unused_data is everything after this member's end that the finished
+                # decompressor was given; pending is input it never saw
+                pending = self._zlib.unused_data + pending
+                if not pending:
                     return
-                if self._coding == "deflate" or not leftover.startswith(b"\x1f\x8b"[: len(leftover)]):
+                if self._coding == "deflate" or not pending.startswith(b"\x1f\x8b"[: len(pending)]):
                     raise TransportDecodeFailed("unexpected data after the end of the compressed body")
                 self._zlib = zlib.decompressobj(wbits=31)  # next gzip member
-                pending = leftover
+            if checkpoint is not None:
+                checkpoint()
             limit = max(1, self.max_piece)
             try:
                 out = self._zlib.decompress(pending, limit)
             except zlib.error as exc:
                 raise TransportDecodeFailed(f"corrupt {self._coding} body: {exc}") from None
-            pending = self._zlib.unconsumed_tail
+            # at the end of a member zlib reports the rest in unused_data *and* (when output
+            # was capped) in unconsumed_tail: take it from one place only
+            pending = b"" if self._zlib.eof else self._zlib.unconsumed_tail
             if out:
                 yield out
             if self._zlib.eof:
@@ -131,6 +146,8 @@ class BodyDecoder:
     def _feed_brotli(self, data: bytes) -> Iterator[bytes]:  # pragma: no cover - optional dep
         pending = data
         while True:
+            if self._checkpoint is not None:
+                self._checkpoint()
             limit = max(1, self.max_piece)
             try:
                 out = self._brotli.process(pending, output_buffer_limit=limit)
