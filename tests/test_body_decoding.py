@@ -16,8 +16,8 @@ import zlib
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from support.raw_server import RawServer
+
 from zigai.security import UrlPolicy
 from zigai.transport import (
     HttpTransport,

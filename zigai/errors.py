@@ -30,7 +30,8 @@ The tree (bases here, named leaves in their modules)::
     ├── JsonSchemaError           zigai.json_schema   InvalidJsonSchema, UnsupportedJsonSchema,
     │                                                 OutputSchemaValidationFailed
     ├── SecurityError             zigai.security      UrlPolicyViolation
-    ├── TransportError            zigai.transport     ResponseTooLarge, StreamLineTooLarge,
+    ├── TransportError            zigai.transport     ResponseTooLarge, ResponseHeadersTooLarge,
+    │                                                 StreamLineTooLarge,
     │                                                 TransportConnectionFailed, TransportTimedOut,
     │                                                 TransportDecodeFailed, RedirectRejected,
     │                                                 InvalidTransportRequest

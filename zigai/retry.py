@@ -245,6 +245,9 @@ def run_with_retries(
         try:
             return fn(attempt, key)
         except Exception as exc:
+            if isinstance(exc, TransportTimedOut) and control.expired():
+                # the run's own deadline cut the request: report the run's error, not the I/O's
+                raise RunTimedOut("run deadline exceeded during a model request") from exc
             category = classify(exc)
             if (
                 category is None

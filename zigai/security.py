@@ -19,11 +19,12 @@ Invariants
     * Exact sensitive values are redacted *before* any truncation, so a cut can never leave a
       partial secret behind.
 
-Honest limitation: **DNS is not resolved.**  A public name whose A/AAAA record points at a
-private or loopback address (including "rebinding" names and wildcard services such as
-``<ip>.nip.io``) passes this policy.  Blocking that requires resolving and pinning the address
-at connect time, which the standard transport does not do; deploy an egress firewall when the
-threat model includes it.
+DNS: :meth:`UrlPolicy.check` never resolves names.  A public name whose A/AAAA record points
+at a private or loopback address (including "rebinding" names and wildcard services such as
+``<ip>.nip.io``) passes it.  :meth:`UrlPolicy.check_resolved_address` is the other half:
+``HttpTransport(resolve_and_pin=True)`` resolves each new connection's name once, checks every
+address with it and connects to a checked address, so the name cannot be re-pointed between
+the check and the connect.
 """
 
 from __future__ import annotations
@@ -246,6 +247,37 @@ class UrlPolicy:
                 host=checked.host,
             )
         return checked
+
+    def check_resolved_address(self, host: str, address: str) -> None:
+        """Refuse ``address`` (an IP that ``host`` resolved to) unless this policy allows it.
+
+        The DNS-time half of the policy, used by transports that resolve and pin
+        (``HttpTransport(resolve_and_pin=True)``): a public-looking name whose record points
+        at a loopback, private, link-local or otherwise non-public address is refused with
+        :attr:`UrlRejection.non_public_address` unless ``allow_local_network`` is set.
+        """
+        if self.allow_local_network:
+            return
+        text = address.split("%", 1)[0]  # an IPv6 scope id only narrows a non-public address
+        try:
+            parsed = ipaddress.ip_address(text)
+        except ValueError:
+            raise UrlPolicyViolation(
+                f"host {host!r} resolved to something that is not an IP address",
+                reason=UrlRejection.malformed,
+                host=host,
+            ) from None
+        if isinstance(parsed, ipaddress.IPv4Address):
+            label = _blocked_v4(parsed)
+        else:
+            label = _blocked_v6(parsed)
+        if label is not None:
+            raise UrlPolicyViolation(
+                f"host {host!r} resolves to {parsed}, which is not public ({label}); use a "
+                "policy with allow_local_network for local servers",
+                reason=UrlRejection.non_public_address,
+                host=host,
+            )
 
     def _check_host(self, scheme: str, host_text: str, port: int) -> CheckedUrl:
         if host_text.startswith("["):

@@ -416,6 +416,7 @@ class Configured(ProviderOperations):
             body=body,
             deadline=self._deadline(request),
             response_header_sink=request.response_header_sink,
+            cancellation=None if request.control is None else request.control.token,
         )
 
     def _raise_for(

@@ -8,7 +8,7 @@ Job
 
 Invariants
     * Requests are validated on construction (method token, header names and values free of
-      CR/LF/NUL, bytes body, finite deadline); an invalid request raises
+      CR/LF/NUL, bytes body, finite deadline, cancellation token type); an invalid request raises
       :class:`InvalidTransportRequest` before any transport sees it.
     * Response values are immutable.  ``request_id`` is at most
       :data:`MAX_REQUEST_ID_BYTES` printable ASCII bytes.
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from zigai.control import CancellationToken
 from zigai.errors import TransportError
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "RedirectRejected",
     "ResponseHeaderSink",
     "ResponseHeaderView",
+    "ResponseHeadersTooLarge",
     "ResponseTooLarge",
     "StreamLineTooLarge",
     "StreamResponse",
@@ -69,6 +71,17 @@ class ResponseTooLarge(TransportError):
         self.limit = limit
 
 
+class ResponseHeadersTooLarge(TransportError):
+    """The status line or header block broke a bound: more than 99 header fields (the HTTP
+    client's bound), or one status/header line longer than 65,536 bytes with its CRLF.  Like
+    every size failure it is never retried.  ``limit`` is the bound that was broken (a field
+    count or a line length in bytes)."""
+
+    def __init__(self, message: str, *, limit: int = 0) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class StreamLineTooLarge(TransportError):
     """One streamed (decompressed) line exceeded ``Limits.max_stream_line_bytes``."""
 
@@ -82,7 +95,10 @@ class TransportConnectionFailed(TransportError):
 
 
 class TransportTimedOut(TransportError):
-    """The request deadline (or a per-operation timeout) expired."""
+    """The request deadline (or a per-operation timeout) expired.
+
+    A request whose ``cancellation`` token is set raises :class:`zigai.control.Cancelled`
+    instead, so an explicit cancel is never reported as a timeout."""
 
 
 class TransportDecodeFailed(TransportError):
@@ -211,7 +227,12 @@ _BAD_VALUE = re.compile(r"[\r\n\x00]")
 
 @dataclass(frozen=True, slots=True)
 class TransportRequest:
-    """One HTTP request.  ``deadline`` is an absolute ``time.monotonic()`` value or None."""
+    """One HTTP request.  ``deadline`` is an absolute ``time.monotonic()`` value or None.
+
+    ``cancellation`` is the run's token: a transport that honours it (HttpTransport does, in
+    every phase) stops waiting soon after the token is set and raises
+    :class:`zigai.control.Cancelled`.
+    """
 
     method: str
     url: str
@@ -219,6 +240,7 @@ class TransportRequest:
     body: bytes | None = None
     deadline: float | None = None
     response_header_sink: ResponseHeaderSink | None = None
+    cancellation: CancellationToken | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.method, str) or not _TOKEN.match(self.method):
@@ -246,6 +268,8 @@ class TransportRequest:
             raise InvalidTransportRequest("deadline must be a finite time.monotonic() value")
         if self.response_header_sink is not None and not callable(self.response_header_sink):
             raise InvalidTransportRequest("response_header_sink must be callable")
+        if self.cancellation is not None and not isinstance(self.cancellation, CancellationToken):
+            raise InvalidTransportRequest("cancellation must be a zigai.control.CancellationToken")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,15 +18,24 @@ Invariants
     * Error messages carry the method and ``scheme://host:port/path`` only, never the query
       (which may hold a key), and never the request headers.
 
-Deadlines, honestly
-    The remaining time becomes urllib3's connect and read timeouts, the socket timeout is
-    tightened to the remaining time before every body read, and the deadline is checked between
-    reads, so a slow-drip body cannot outlive the budget by more than one socket wait that was
-    itself capped at the remaining time.  What Python cannot bound from here: DNS resolution
-    runs inside the OS resolver (``getaddrinfo``) and ignores socket timeouts; and while the
-    status line and headers are being received, each ``recv`` is bounded but their total is
-    bounded only by http.client's header size limits.  Callers that need a hard wall-clock cap
-    for those phases must run the request under their own watchdog (the agent's run control).
+Deadlines and cancellation
+    Every request with a deadline or a cancellation token gets an
+    :class:`~zigai.transport._guard.IoGuard`: name resolution and connect run in bounded slices
+    that re-check it, and a process-wide watchdog thread shuts the request's socket down the
+    moment the deadline passes or (within :data:`~zigai.transport._guard.CANCEL_POLL_S`) the
+    token is set.  That wakes whatever http.client is blocked in -- writing the request,
+    reading a status line or headers that trickle in byte by byte, a body, a silent stream --
+    so each phase ends within the remaining time plus a few milliseconds, and the request
+    raises :class:`TransportTimedOut` or :class:`zigai.control.Cancelled`.  Decompression
+    re-checks the guard between output pieces.  A stopped connection is closed, never pooled.
+    What stays outside: a name lookup the OS resolver never returns keeps its (daemon) lookup
+    thread until it does; the request itself returns on time.
+
+Resolve and pin
+    With ``resolve_and_pin=True`` each new connection resolves its name once, refuses it when
+    any address fails :meth:`~zigai.security.UrlPolicy.check_resolved_address`, and connects to
+    a checked address; ``Host``, TLS SNI and certificate verification still use the URL's
+    name.  ``resolver`` replaces the system resolver (a callable: name -> IP strings).
 """
 
 from __future__ import annotations
@@ -37,13 +46,17 @@ from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
+from zigai.control import Cancelled
 from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection
+from zigai.transport._connect import Resolver, pool_classes
+from zigai.transport._guard import IoGuard, guarding
 from zigai.transport.base import (
     Headers,
     InvalidTransportRequest,
     Limits,
     RedirectPolicy,
     RedirectRejected,
+    ResponseHeadersTooLarge,
     ResponseHeaderView,
     TransportConnectionFailed,
     TransportDecodeFailed,
@@ -92,14 +105,14 @@ def _remaining(deadline: float | None, target: str) -> float | None:
 
 
 class _OpenResponse:
-    """One urllib3 response being consumed under the request's limits and deadline."""
+    """One urllib3 response being consumed under the request's limits, deadline and token."""
 
     def __init__(
-        self, raw: Any, target: str, deadline: float | None, limits: Limits, view: ResponseHeaderView
+        self, raw: Any, target: str, guard: IoGuard, limits: Limits, view: ResponseHeaderView
     ) -> None:
         self._raw = raw
         self._target = target
-        self._deadline = deadline
+        self._guard = guard
         self._limits = limits
         self._view = view
         self._consumed = False
@@ -110,25 +123,25 @@ class _OpenResponse:
         self.retry_after_s: float | None
         self.date: datetime | None
         self.request_id, self.retry_after_s, self.date = response_metadata(self.headers)
-        self._decoder = BodyDecoder(self.headers.get("content-encoding"))
+        self._decoder = BodyDecoder(
+            self.headers.get("content-encoding"), checkpoint=guard.check if guard.watched else None
+        )
 
     def _raw_chunks(self) -> Iterator[bytes]:
         from urllib3.exceptions import HTTPError
 
+        guard = self._guard
         while True:
-            left = _remaining(self._deadline, self._target)
-            if left is not None:
-                _tighten_socket_timeout(self._raw, left)
+            guard.check()
             try:
                 chunk = self._raw.read1(PIECE_BYTES, decode_content=False)
             except (HTTPError, OSError) as exc:
-                raise _map_error(exc, self._target) from None
+                raise guard.failure() or _map_error(exc, self._target) from None
             if not chunk:
+                guard.check()  # a socket the watchdog shut down reads as a clean end
                 self._complete = True
                 return
             yield chunk
-            if self._deadline is not None and time.monotonic() >= self._deadline:
-                raise TransportTimedOut(f"{self._target}: deadline expired while reading")
 
     def _take(self) -> None:
         if self._consumed:
@@ -160,21 +173,31 @@ class _OpenResponse:
 
     def release(self) -> None:
         self._view.close()
-        if self._complete:
+        tripped = self._guard.close()
+        if self._complete and not tripped:
             self._raw.release_conn()
         else:
-            self._raw.close()  # unread bytes would poison a pooled connection
+            self._raw.close()  # unread bytes (or a shut-down socket) would poison the pool
             self._raw.release_conn()
 
 
-def _tighten_socket_timeout(raw: Any, seconds: float) -> None:
-    connection = getattr(raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is not None:
-        try:
-            sock.settimeout(max(seconds, 0.001))
-        except OSError:
-            pass
+def _header_limit_error(inner: BaseException, target: str) -> ResponseHeadersTooLarge | None:
+    """http.client's header bounds, which it reports as generic protocol errors."""
+    import http.client
+
+    max_line: int = getattr(http.client, "_MAXLINE", 65536)
+    if isinstance(inner, http.client.LineTooLong):
+        return ResponseHeadersTooLarge(
+            f"{target}: a response status or header line exceeds {max_line} bytes",
+            limit=max_line,
+        )
+    if type(inner) is http.client.HTTPException and str(inner).startswith("got more than"):
+        # http.client counts the blank line that ends the block, so the field bound is one less
+        fields: int = getattr(http.client, "_MAXHEADERS", 100) - 1
+        return ResponseHeadersTooLarge(
+            f"{target}: the response has more than {fields} header fields", limit=fields
+        )
+    return None
 
 
 def _map_error(exc: BaseException, target: str) -> TransportError:
@@ -195,10 +218,13 @@ def _map_error(exc: BaseException, target: str) -> TransportError:
         return InvalidTransportRequest(f"{target}: URL could not be parsed")
     if isinstance(exc, u3.ProtocolError):
         inner = exc.args[1] if len(exc.args) > 1 else None
+        too_large = _header_limit_error(inner, target) if isinstance(inner, BaseException) else None
+        if too_large is not None:
+            return too_large
         if isinstance(inner, TimeoutError):
             return TransportTimedOut(f"{target}: timed out ({type(inner).__name__})")
         name = type(inner).__name__ if isinstance(inner, BaseException) else detail
-        if name in ("LineTooLong", "BadStatusLine", "UnknownProtocol"):
+        if name in ("BadStatusLine", "UnknownProtocol"):
             return TransportDecodeFailed(f"{target}: malformed response ({name})")
         return TransportConnectionFailed(f"{target}: connection broken ({name})")
     if isinstance(exc, u3.MaxRetryError) and exc.reason is not None:
@@ -210,7 +236,10 @@ class HttpTransport:
     """The standard :class:`~zigai.transport.Transport` (thread-safe; share one per process).
 
     ``default_timeout_s`` is the per-operation connect/read timeout for requests that carry no
-    deadline; requests with a deadline use the remaining time instead.
+    deadline; requests with a deadline use the remaining time instead, and the deadline and the
+    request's cancellation token bound every phase (see the module docstring).
+    ``resolve_and_pin`` checks every address a name resolves to against ``url_policy`` and
+    connects only to checked addresses; ``resolver`` replaces the system name resolver.
     """
 
     def __init__(
@@ -222,6 +251,8 @@ class HttpTransport:
         default_timeout_s: float = 300.0,
         ca_certs: str | None = None,
         max_connections_per_host: int = 10,
+        resolve_and_pin: bool = False,
+        resolver: Resolver | None = None,
     ) -> None:
         import urllib3  # lazy: only a constructed transport needs it
 
@@ -229,6 +260,9 @@ class HttpTransport:
         self.url_policy = url_policy or UrlPolicy()
         self.redirect_policy = redirect_policy
         self.default_timeout_s = default_timeout_s
+        self.resolve_and_pin = bool(resolve_and_pin)
+        if resolver is not None and not callable(resolver):
+            raise TypeError("resolver must be a callable: host name -> IP address strings")
         self._urllib3 = urllib3
         self._accept_encoding = accept_encoding()
         self._pool = urllib3.PoolManager(
@@ -237,6 +271,9 @@ class HttpTransport:
             cert_reqs="CERT_REQUIRED",
             ca_certs=ca_certs,
             retries=False,
+        )
+        self._pool.pool_classes_by_scheme = pool_classes(
+            urllib3, self.url_policy if self.resolve_and_pin else None, resolver
         )
         self._closed = False
 
@@ -284,6 +321,9 @@ class HttpTransport:
             raise InvalidTransportRequest("expected a TransportRequest")
         target = _safe_target(request.method, request.url)
         self._check_url(request.url)
+        token = request.cancellation
+        if token is not None and token.cancelled:  # before the deadline: never a timeout
+            raise Cancelled(token.reason or f"{target}: request cancelled")
         left = _remaining(request.deadline, target)
         budget = self.default_timeout_s if left is None else left
         timeout = self._urllib3.Timeout(connect=budget, read=budget)
@@ -292,24 +332,31 @@ class HttpTransport:
             if name.lower() not in _ENCODING_OWNED:
                 headers.add(name, value)
         headers["Accept-Encoding"] = self._accept_encoding
+        guard = IoGuard(request.deadline, request.cancellation, target)
         try:
-            raw = self._pool.urlopen(
-                request.method,
-                request.url,
-                body=request.body,
-                headers=headers,
-                redirect=False,
-                retries=False,
-                preload_content=False,
-                decode_content=False,
-                timeout=timeout,
-            )
+            with guarding(guard):
+                raw = self._pool.urlopen(
+                    request.method,
+                    request.url,
+                    body=request.body,
+                    headers=headers,
+                    redirect=False,
+                    retries=False,
+                    preload_content=False,
+                    decode_content=False,
+                    timeout=timeout,
+                )
         except (self._urllib3.exceptions.HTTPError, OSError) as exc:
-            raise _map_error(exc, target) from None
+            guard.close()
+            raise guard.failure() or _map_error(exc, target) from None
+        except BaseException:
+            guard.close()
+            raise
         view = ResponseHeaderView(raw.status, Headers.of(raw.headers.items()))
         try:
-            response = _OpenResponse(raw, target, request.deadline, self.limits, view)
+            response = _OpenResponse(raw, target, guard, self.limits, view)
         except BaseException:
+            guard.close()
             view.close()
             raw.close()
             raw.release_conn()
