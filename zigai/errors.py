@@ -136,10 +136,12 @@ The tree (bases here, named leaves in their modules)::
     │                                                 StaleRevision, ApprovalMissing,
     │                                                 UnexpectedApproval, InvalidStepOutput
     │                                                 (StepOutputTooLarge), PlanExecutionClosed
-    ├── RuntimeServiceError       zigai.runtime       RevisionConflict, StepStateTooLarge,
-    │                                                 UnknownRecord, BlobTooLarge,
-    │                                                 PromptVersionExists, PromptRenderError,
-    │                                                 InvalidTaskTransition, ExecutorClosed
+    ├── RuntimeServiceError       zigai.runtime       InvalidRuntimeRecord, UnknownRecord,
+    │                                                 RevisionConflict, StepStateTooLarge,
+    │                                                 BlobTooLarge, PromptVersionExists,
+    │                                                 PromptRenderError (PromptTooLarge),
+    │                                                 InvalidTaskTransition, TaskPayloadTooLarge,
+    │                                                 TooManyTasks, ExecutorClosed, ServiceClosed
     ├── DurableError              zigai.durable       DurableSetupError, DurableStepUnbound,
     │                                                 DurableApprovalTimedOut
     ├── GraphError                zigai.graph         InvalidGraphDefinition (GraphLimitExceeded),
