@@ -20,11 +20,13 @@ Invariants
       succeeded; between ``next()`` calls no work is in flight (settled boundary).
     * Forks admit at most ``max_concurrency`` callbacks, cancel siblings on the first
       failure and join in item-major, branch-major order regardless of scheduling.
+    * Snapshots capture only settled runs and restore only into the same definition
+      (identity, SHA-256 digest, node index and name); newer versions fail closed.
 
 Submodules: ``errors``, ``limits`` (GraphLimits), ``types`` (GraphTypes, runtime checks),
 ``nodes`` (Step, Decision, Fork, Join, END), ``builder`` (GraphBuilder), ``definition``
 (the routing table and digest), ``graph`` (Graph: the table plus ``start``/``run``),
-``context`` (StepContext, BranchContext), ``run`` (Run state machine, events), ``fork``
+``context`` (StepContext, BranchContext), ``persist`` (snapshots and restore), ``run`` (Run state machine, events), ``fork``
 (fork/join scheduler).
 """
 
@@ -51,6 +53,7 @@ from zigai.graph.errors import (
 from zigai.graph.graph import Graph
 from zigai.graph.limits import GraphLimits
 from zigai.graph.nodes import END, Decision, EndMarker, Fork, Join, NodeDoc, Step
+from zigai.graph.persist import SNAPSHOT_LIMITS, SNAPSHOT_VERSION, SnapshotCodec
 from zigai.graph.run import GraphEvent, GraphResult, Run
 from zigai.graph.types import GraphTypes, conforms
 
@@ -77,6 +80,9 @@ __all__ = [
     "EndMarker",
     "END_INDEX",
     "conforms",
+    "SnapshotCodec",
+    "SNAPSHOT_VERSION",
+    "SNAPSHOT_LIMITS",
     "GraphError",
     "InvalidGraphDefinition",
     "GraphLimitExceeded",

@@ -1,4 +1,5 @@
-"""Graph: the validated routing table plus the run entry points ``start`` and ``run``.
+"""Graph: the validated routing table plus its entry points: ``start``, ``run``,
+``snapshot`` and ``restore``.
 
 The table itself (nodes, routes, digest) lives in :mod:`zigai.graph.definition`; this
 module only adds the two ways to execute it, so the run state machine can depend on the
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from zigai.graph.definition import GraphDefinition
+from zigai.graph.persist import SnapshotCodec, restore_run, snapshot_run
 from zigai.graph.run import GraphEvent, GraphResult, Run
 
 if TYPE_CHECKING:
@@ -67,3 +69,31 @@ class Graph(GraphDefinition[S, D, I, V, O]):
         )
         return run.run_to_end()
 
+
+    # -- persistence (zigai.graph.persist) -----------------------------------------------------
+
+    def snapshot(self, run: Run[S, D, I, V, O], codec: SnapshotCodec[S, V] | None = None) -> str:
+        """The JSON envelope of ``run`` at its settled frontier (see :mod:`zigai.graph.persist`)."""
+        if run.graph is not self:
+            raise ValueError("this run belongs to another graph; snapshot it with its own graph")
+        return snapshot_run(run, codec if codec is not None else SnapshotCodec())
+
+    def restore(
+        self,
+        text: str | bytes,
+        codec: SnapshotCodec[S, V] | None = None,
+        *,
+        deps: D | None = None,
+        max_steps: int | None = None,
+        control: RunControl | None = None,
+        observer: Callable[[GraphEvent], None] | None = None,
+    ) -> Run[S, D, I, V, O]:
+        """Check a snapshot against this definition and rebuild its run at the saved frontier.
+
+        Dependencies, the step limit, the control and the observer are process-local and
+        supplied again here.
+        """
+        return restore_run(
+            self, text, codec if codec is not None else SnapshotCodec(), deps=deps,
+            max_steps=max_steps, control=control, observer=observer,
+        )
