@@ -171,6 +171,13 @@ class ModelRequest:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise InvalidToolDefinition(f"duplicate tool names: {', '.join(duplicates)}")
+        kinds = [m.kind for m in self.managed_tools]
+        repeated = sorted({k for k in kinds if kinds.count(k) > 1})
+        if repeated:
+            raise InvalidToolDefinition(
+                f"provider-managed tools given more than once: {', '.join(repeated)}; "
+                "configure each kind once"
+            )
         if self.max_error_body_bytes < 0:
             raise ValueError("max_error_body_bytes must be >= 0")
 

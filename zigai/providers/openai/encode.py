@@ -29,7 +29,8 @@ Replay rule for provider-generated parts (documented contract):
 * Thinking parts from any other provider are dropped (their opaque state means nothing to
   OpenAI).  Provider-native tool traffic (e.g. web search) is not replayed by default: OpenAI
   ran it inside the earlier response and its outcome is already in the assistant text.  With
-  ``replay_native_items=True`` (services whose Responses input accepts them, such as xAI) a
+  ``replay_native_items=True`` (services whose Responses input accepts them, such as xAI) or
+  ``replay_reasoning=True`` (a replayed reasoning item needs the items that followed it) a
   native call part this provider produced is sent back as the complete item it was decoded
   from (kept in its provider details); its return part travels in that same item.
 * Content OpenAI cannot accept (audio, video, generated files, compaction state, tool
@@ -311,7 +312,8 @@ def _encode_response_part(part: Any, options: EncodeOptions, out: list[dict[str,
         out.append(reasoning)
     elif isinstance(part, NativeToolCallPart):
         details = part.provider.details
-        if (options.replay_native_items and part.provider.provider_name == options.provider_name
+        replay = options.replay_native_items or options.replay_reasoning
+        if (replay and part.provider.provider_name == options.provider_name
                 and details is not None and isinstance(details.get("type"), str)):
             out.append(details.to_value())
         # otherwise provider-executed and not replayed; see the replay rule
