@@ -39,6 +39,7 @@ from zigai.messages import (
     UserPromptPart,
 )
 from zigai.model import (
+    InvalidToolDefinition,
     ManagedTool,
     ModelRequest,
     OutputFormat,
@@ -221,10 +222,9 @@ def test_managed_tool_requests_that_cannot_be_sent() -> None:
     request = ModelRequest(messages=(RequestMessage.user("x"),), managed_tools=(ManagedTool("web_fetch"),))
     with pytest.raises(M.MistralEncodeError):
         _encode(request)
-    request = ModelRequest(messages=(RequestMessage.user("x"),),
-                           managed_tools=(ManagedTool("web_search"), ManagedTool("web_search")))
-    with pytest.raises(M.MistralEncodeError, match="twice"):
-        _encode(request)
+    with pytest.raises(InvalidToolDefinition, match="more than once"):
+        ModelRequest(messages=(RequestMessage.user("x"),),
+                     managed_tools=(ManagedTool("web_search"), ManagedTool("web_search")))
     request = ModelRequest(messages=(RequestMessage.user("x"),),
                            managed_tools=(ManagedTool("web_search", {"region": "eu"}),))
     with pytest.raises(M.MistralEncodeError, match="no options"):

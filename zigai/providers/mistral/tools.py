@@ -192,16 +192,12 @@ def encode_tools(request: ModelRequest, managed: tuple[MistralTool, ...]) -> lis
     with all properties required), so a loose schema is never rejected by Mistral.
     """
     tools: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for portable in request.managed_tools:
+    for portable in request.managed_tools:  # ModelRequest already refused a repeated kind
         wire_type = PORTABLE_TOOLS.get(portable.kind)
         if wire_type is None:
             raise MistralEncodeError(f"Mistral Conversations has no {portable.kind} tool")
-        if wire_type in seen:
-            raise MistralEncodeError(f"managed tool {portable.kind!r} is requested twice")
         if portable.config:
             raise MistralEncodeError(f"Mistral's {wire_type} tool takes no options")
-        seen.add(wire_type)
         tools.append({"type": wire_type})
     for tool in managed:
         tools.append(tool.wire())
