@@ -259,6 +259,43 @@ def test_an_approval_waits_durably_for_decisions_sent_through_dbos(dbos_app) -> 
     assert durable.pending_approval("appr-1", timeout_s=0.1) is None
 
 
+def test_a_plan_proposed_through_plan_tool_waits_durably_and_runs_each_step_once(dbos_app) -> None:
+    from zigai import json as zjson
+    from zigai.planning import StepContext, plan_tool
+
+    ran: list[str] = []
+    proposal = json.dumps({"plan_id": "migrate", "steps": [
+        {"id": "backup"}, {"id": "switch", "depends_on": ["backup"], "requires_approval": True}]})
+
+    def respond(messages, info):
+        returns = _turns(messages)
+        if not returns:
+            return ResponseMessage(parts=(ToolCallPart("run_plan", proposal, "p1"),))
+        return ResponseMessage(parts=(TextPart(zjson.dumps(returns[0].content)),))
+
+    def step(ctx: StepContext) -> str:
+        ran.append(ctx.step.id)
+        return f"{ctx.step.id} done"
+
+    durable = DurableAgent(Agent(FunctionModel(respond), tools=[plan_tool(step)]), name="plans")
+    dbos_app()
+    handle = durable.start("migrate the database", workflow_id="plan-1")
+    pending = None
+    deadline = time.monotonic() + 20
+    while pending is None and time.monotonic() < deadline:
+        pending = durable.pending_approval("plan-1", timeout_s=1)
+    assert pending is not None and [c.tool_name for c in pending.calls] == ["run_plan"]
+    assert pending.calls[0].args_as_dict()["plan_id"] == "migrate"
+    assert ran == []  # the plan waits for its approval like any approval-gated tool
+    durable.send_decisions("plan-1", [ResumeDecision.approve("p1")])
+    with handle.result() as result:
+        assert json.loads(result.output)["steps"] == [
+            {"id": "backup", "status": "succeeded", "output": "backup done"},
+            {"id": "switch", "status": "succeeded", "output": "switch done"},
+        ]
+    assert ran == ["backup", "switch"]
+
+
 def test_a_paused_run_without_decisions_times_out_with_a_named_error(dbos_app) -> None:
     def respond(messages, info):
         return ResponseMessage(parts=(ToolCallPart("ask", "{}", "a1"),))

@@ -235,6 +235,7 @@ def test_tenant_ids_and_inputs_are_validated(store) -> None:
     for bad in ("", "a b", "x" * 129, None, "tenant/evil"):
         with pytest.raises(InvalidTenant):
             store.count(bad)  # type: ignore[arg-type]
+    assert store.count("x" * 128) == 0  # the longest tenant id is accepted
     with pytest.raises(InvalidMemoryRecord):
         store.put("t", "just text")  # type: ignore[arg-type]
     with pytest.raises(InvalidMemoryRecord):
