@@ -22,11 +22,14 @@ Invariants
       failure and join in item-major, branch-major order regardless of scheduling.
     * Snapshots capture only settled runs and restore only into the same definition
       (identity, SHA-256 digest, node index and name); newer versions fail closed.
+    * Visualization never uses application names as identifiers and honours
+      ``GraphLimits.max_visualization_bytes``; documentation metadata stays out of the digest.
 
 Submodules: ``errors``, ``limits`` (GraphLimits), ``types`` (GraphTypes, runtime checks),
 ``nodes`` (Step, Decision, Fork, Join, END), ``builder`` (GraphBuilder), ``definition``
 (the routing table and digest), ``graph`` (Graph: the table plus ``start``/``run``),
-``context`` (StepContext, BranchContext), ``persist`` (snapshots and restore), ``run`` (Run state machine, events), ``fork``
+``context`` (StepContext, BranchContext), ``persist`` (snapshots and restore), ``view`` (the versioned visualization
+view), ``mermaid`` (Mermaid text from a view), ``run`` (Run state machine, events), ``fork``
 (fork/join scheduler).
 """
 
@@ -52,10 +55,12 @@ from zigai.graph.errors import (
 )
 from zigai.graph.graph import Graph
 from zigai.graph.limits import GraphLimits
+from zigai.graph.mermaid import escape_mermaid_text, render_mermaid
 from zigai.graph.nodes import END, Decision, EndMarker, Fork, Join, NodeDoc, Step
 from zigai.graph.persist import SNAPSHOT_LIMITS, SNAPSHOT_VERSION, SnapshotCodec
 from zigai.graph.run import GraphEvent, GraphResult, Run
 from zigai.graph.types import GraphTypes, conforms
+from zigai.graph.view import VIEW_VERSION, GraphView, ViewEdge, ViewGroup, ViewNode
 
 __all__ = [
     "GraphBuilder",
@@ -81,6 +86,13 @@ __all__ = [
     "END_INDEX",
     "conforms",
     "SnapshotCodec",
+    "GraphView",
+    "ViewNode",
+    "ViewEdge",
+    "ViewGroup",
+    "VIEW_VERSION",
+    "render_mermaid",
+    "escape_mermaid_text",
     "SNAPSHOT_VERSION",
     "SNAPSHOT_LIMITS",
     "GraphError",

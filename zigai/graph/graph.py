@@ -1,5 +1,5 @@
 """Graph: the validated routing table plus its entry points: ``start``, ``run``,
-``snapshot`` and ``restore``.
+``snapshot``, ``restore``, ``view`` and ``mermaid``.
 
 The table itself (nodes, routes, digest) lives in :mod:`zigai.graph.definition`; this
 module only adds the two ways to execute it, so the run state machine can depend on the
@@ -9,11 +9,13 @@ table without depending on its entry points.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from zigai.graph.definition import GraphDefinition
+from zigai.graph.mermaid import render_mermaid
 from zigai.graph.persist import SnapshotCodec, restore_run, snapshot_run
 from zigai.graph.run import GraphEvent, GraphResult, Run
+from zigai.graph.view import GraphView, graph_view
 
 if TYPE_CHECKING:
     from zigai.control import RunControl
@@ -97,3 +99,13 @@ class Graph(GraphDefinition[S, D, I, V, O]):
             self, text, codec if codec is not None else SnapshotCodec(), deps=deps,
             max_steps=max_steps, control=control, observer=observer,
         )
+
+    # -- visualization (zigai.graph.view, zigai.graph.mermaid) ----------------------------------
+
+    def view(self) -> GraphView:
+        """The versioned visualization view (stable node/edge arrays, boundaries, digest)."""
+        return graph_view(self)
+
+    def mermaid(self, *, direction: Literal["TD", "LR"] = "TD", max_bytes: int | None = None) -> str:
+        """Mermaid flowchart text of :meth:`view`, within ``GraphLimits.max_visualization_bytes``."""
+        return render_mermaid(self.view(), direction=direction, max_bytes=max_bytes)
