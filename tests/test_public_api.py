@@ -23,7 +23,7 @@ EXPECTED_ROOT = {
     "ModelRetry", "Toolset", "agent", "output", "providers", "Agent", "RunOptions", "RunLimits",
     "Result", "TypedResult", "OutputSpec", "OutputChoice", "OutputResult", "EndStrategy",
     "UsageLimitExceeded", "PauseRequired", "pricing", "UsageCost", "PriceTable",
-    "models", "hooks", "infer_model", "AgentStream", "AgentStreamEvent", "RunOutcome", "PausedRun",
+    "models", "hooks", "mcp", "infer_model", "AgentStream", "AgentStreamEvent", "RunOutcome", "PausedRun",
     "ResumeDecision", "stringify_resume_decisions", "parse_resume_decisions",
     "PendingMessageQueue", "PendingMessageQueueClosed",
     "Message", "RequestMessage", "ResponseMessage", "RequestUsage", "RunUsage", "ModelSettings",

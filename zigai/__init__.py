@@ -51,6 +51,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "providers": ("zigai.providers", None),
     "models": ("zigai.models", None),
     "hooks": ("zigai.hooks", None),
+    "mcp": ("zigai.mcp", None),
     # short names
     "Message": ("zigai.messages", "Message"),
     "RequestMessage": ("zigai.messages", "RequestMessage"),

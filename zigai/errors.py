@@ -121,7 +121,18 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ResumeDecisionMismatch)
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
-    ├── McpError                  zigai.mcp
+    ├── McpError                  zigai.mcp           McpErrorResponse (ParseError, InvalidRequest,
+    │                                                 MethodNotFound, InvalidParams, InternalError,
+    │                                                 HeaderMismatch, MissingRequiredClientCapability,
+    │                                                 UnsupportedProtocolVersion), McpTransportError
+    │                                                 (McpConnectionFailed, McpHttpStatusError,
+    │                                                 McpStreamEnded, McpServerExited),
+    │                                                 InvalidMcpMessage (McpMessageTooLarge,
+    │                                                 SseEventTooLarge, StdioLineTooLarge),
+    │                                                 NotificationBacklogFull, InvalidMcpRequest,
+    │                                                 McpRequestQueueFull, McpRequestTimedOut,
+    │                                                 McpRequestCancelled, McpInputRequired,
+    │                                                 McpClientClosed, InvalidServerDefinition
     ├── ExecutionEnvironmentError zigai.environments InvalidPath, PathOutsideRoot, SymlinkRefused,
     │                                                 SpecialFileRefused, FileTooLarge,
     │                                                 EnvironmentClosed, InvalidCommandRequest,

@@ -1,0 +1,139 @@
+"""zigai.mcp: Model Context Protocol 2026-07-28 client, toolsets, transports and server (layer 6).
+
+Job
+    Let agents use MCP servers as ordinary toolsets, and let applications serve zigai tools,
+    resources and prompts to any MCP client.  The protocol is the stateless 2026-07-28
+    revision: no ``initialize`` handshake and no sessions; every request carries its own
+    ``_meta`` envelope (protocol version, client identity, capabilities).
+
+Invariants
+    * Importing this package imports no third-party module and starts no process or thread.
+    * Every message read from a peer is bounded by the ``mcp_message`` JSON profile (4 MiB
+      document, 1 MiB value, depth 64, 16,384 items); stdio lines and SSE events are bounded
+      before JSON parsing; exactly-at-limit passes and one byte more raises a named error.
+    * Streamable HTTP enforces its :class:`~zigai.security.UrlPolicy` itself, independently of
+      the HTTP transport underneath; redirects are never followed.
+    * Every failure raised here is an :class:`McpError` (see :mod:`zigai.mcp.errors`), except
+      URL policy refusals (:class:`~zigai.security.UrlPolicyViolation`) and, inside a toolset
+      call, the run's own deadline and cancellation errors.
+    * A stdio child is always stopped and reaped; no thread outlives its transport's ``close``
+      for longer than the shutdown bounds.
+
+Submodules
+    ``jsonrpc`` (constants, ids, bounded framing), ``primitives`` (capabilities, filters,
+    notifications, prompt/completion requests), ``results`` (typed results and content blocks),
+    ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
+    ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
+    ``stdio`` (:class:`StdioTransport`), ``client`` (:class:`Client`), ``listen``
+    (:func:`listen_with_recovery`), ``toolset`` (:class:`McpToolset`), ``server``
+    (:class:`Server`), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
+    policy, WSGI and ``http.server`` entries), ``errors``.
+"""
+
+from __future__ import annotations
+
+from zigai.mcp import primitives
+from zigai.mcp.client import Client, EventSink, ListenResult, RequestOptions
+from zigai.mcp.errors import (
+    HeaderMismatch,
+    InternalError,
+    InvalidMcpMessage,
+    InvalidMcpRequest,
+    InvalidParams,
+    InvalidRequest,
+    InvalidServerDefinition,
+    McpClientClosed,
+    McpConnectionFailed,
+    McpError,
+    McpErrorResponse,
+    McpHttpStatusError,
+    McpInputRequired,
+    McpMessageTooLarge,
+    McpRequestCancelled,
+    McpRequestQueueFull,
+    McpRequestTimedOut,
+    McpServerExited,
+    McpStreamEnded,
+    McpTransportError,
+    MethodNotFound,
+    MissingRequiredClientCapability,
+    NotificationBacklogFull,
+    ParseError,
+    SseEventTooLarge,
+    StdioLineTooLarge,
+    UnsupportedProtocolVersion,
+)
+from zigai.mcp.http import StreamableHttpTransport
+from zigai.mcp.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
+from zigai.mcp.listen import listen_with_recovery
+from zigai.mcp.primitives import (
+    ClientCapabilities,
+    CompletionRequest,
+    Implementation,
+    LogLevel,
+    Notification,
+    PromptReference,
+    PromptRequest,
+    RequestMetadata,
+    ResourceTemplateReference,
+    ServerCapabilities,
+    SubscriptionFilter,
+)
+from zigai.mcp.results import (
+    AudioBlock,
+    BlobResourceContents,
+    CallToolResult,
+    Completion,
+    ContentBlock,
+    DiscoverResult,
+    EmbeddedResourceBlock,
+    GetPromptResult,
+    ImageBlock,
+    Page,
+    Prompt,
+    PromptArgument,
+    PromptMessage,
+    ReadResourceResult,
+    Resource,
+    ResourceLinkBlock,
+    ResourceTemplate,
+    TextBlock,
+    TextResourceContents,
+    ToolInfo,
+    UnknownBlock,
+)
+from zigai.mcp.server import Server, ServerRequest, current_request
+from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
+from zigai.mcp.server_stdio import serve_stdio
+from zigai.mcp.stdio import StderrMode, StdioOptions, StdioTransport
+from zigai.mcp.toolset import McpToolset, render_tool_result
+from zigai.mcp.transport import McpTransport, OutgoingRequest
+
+Error = McpError  # the spec's ``mcp.Error``
+
+__all__ = [
+    "PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "RequestId", "Error", "primitives",
+    # client side
+    "Client", "RequestOptions", "ListenResult", "EventSink", "listen_with_recovery",
+    "McpToolset", "render_tool_result", "McpTransport", "OutgoingRequest",
+    "StreamableHttpTransport", "StdioTransport", "StdioOptions", "StderrMode",
+    # values
+    "ClientCapabilities", "ServerCapabilities", "Implementation", "LogLevel", "Notification",
+    "RequestMetadata", "SubscriptionFilter", "PromptRequest", "CompletionRequest",
+    "PromptReference", "ResourceTemplateReference",
+    "ToolInfo", "Page", "CallToolResult", "ContentBlock", "TextBlock", "ImageBlock", "AudioBlock",
+    "ResourceLinkBlock", "EmbeddedResourceBlock", "UnknownBlock", "TextResourceContents",
+    "BlobResourceContents", "Resource", "ResourceTemplate", "ReadResourceResult", "Prompt",
+    "PromptArgument", "PromptMessage", "GetPromptResult", "Completion", "DiscoverResult",
+    # server side
+    "Server", "ServerRequest", "current_request", "serve_stdio", "serve_http", "wsgi_app",
+    "DeploymentPolicy", "HttpServerHandle",
+    # errors
+    "McpError", "McpErrorResponse", "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams",
+    "InternalError", "HeaderMismatch", "MissingRequiredClientCapability", "UnsupportedProtocolVersion",
+    "McpTransportError", "McpConnectionFailed", "McpHttpStatusError", "McpStreamEnded",
+    "McpServerExited", "InvalidMcpMessage", "McpMessageTooLarge", "SseEventTooLarge",
+    "StdioLineTooLarge", "NotificationBacklogFull", "InvalidMcpRequest", "McpRequestQueueFull",
+    "McpRequestTimedOut", "McpRequestCancelled", "McpInputRequired", "McpClientClosed",
+    "InvalidServerDefinition",
+]

@@ -1,0 +1,499 @@
+"""mcp.Client: the stateless MCP 2026-07-28 client over any :class:`McpTransport`.
+
+Job
+    Put the per-request envelope on every request (protocol version, client identity,
+    capabilities, plus the caller's progress token and log level), send it through the
+    transport under one deadline and cancellation, and turn the reply into a typed result or a
+    named error.  Typed helpers cover every core client method; :meth:`Client.request_json`
+    is the open path for extension methods and fields this revision does not know.
+
+Invariants
+    * There is no handshake and no session: every request is self-contained, so a client can
+      be shared by threads and a server restart loses only in-flight requests.
+    * The envelope keys cannot be overridden by caller metadata or params; caller params are
+      copied, never mutated.
+    * Every reply was bounded by the MCP message JSON profile in the transport.  Error replies
+      raise the :class:`McpErrorResponse` subclass of their code; ``resultType`` other than
+      ``complete`` raises :class:`McpInputRequired` (input required) or
+      :class:`InvalidMcpMessage` (unknown) from the typed helpers.
+    * Over a header-mirroring transport, tools whose ``x-mcp-header`` annotations are invalid
+      are left out of listings (reported in ``Page.rejected``); calls mirror annotated
+      arguments into ``Mcp-Param-*`` headers, and one ``HeaderMismatch`` triggers a re-list and
+      one retry.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zigai.control import CancellationToken, RunControl
+from zigai.mcp.errors import (
+    HeaderMismatch,
+    InvalidMcpMessage,
+    InvalidMcpRequest,
+    McpClientClosed,
+    McpInputRequired,
+    error_for_code,
+)
+from zigai.mcp.headers import header_parameters, invalid_header_annotation, param_headers
+from zigai.mcp.jsonrpc import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    NAME_BEARING_METHODS,
+    PROTOCOL_VERSION,
+    JsonRpcError,
+    JsonRpcNotification,
+    RequestId,
+    check_request_id,
+    encode,
+    notification_message,
+    request_message,
+)
+from zigai.mcp.primitives import (
+    ClientCapabilities,
+    CompletionRequest,
+    Implementation,
+    Notification,
+    PromptRequest,
+    RequestMetadata,
+    ServerCapabilities,
+    SubscriptionFilter,
+)
+from zigai.mcp.results import (
+    CallToolResult,
+    Completion,
+    DiscoverResult,
+    GetPromptResult,
+    Page,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    ToolInfo,
+    parse_page,
+)
+from zigai.mcp.transport import McpTransport, OutgoingRequest
+
+__all__ = ["Client", "RequestOptions", "ListenResult", "EventSink", "DEFAULT_MAX_PAGES"]
+
+_log = logging.getLogger("zigai.mcp.client")
+DEFAULT_MAX_PAGES = 100
+EventSink = Callable[[Notification], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """Per-request controls.
+
+    The deadline is the earliest of ``control.deadline``, ``timeout_ms`` from now and the
+    client's default; the request is cancelled when ``control.token``, ``cancel`` or
+    :meth:`Client.cancel` fires.  ``on_notification`` receives this request's notifications
+    (progress, log messages) on the calling thread.  ``request_id`` fixes the JSON-RPC id (the
+    subscription id of a listen stream); by default the client numbers requests itself.
+    """
+
+    control: RunControl | None = None
+    timeout_ms: int | None = None
+    cancel: CancellationToken | None = None
+    metadata: RequestMetadata | None = None
+    on_notification: EventSink | None = None
+    request_id: RequestId | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_ms is not None and (
+            isinstance(self.timeout_ms, bool) or not isinstance(self.timeout_ms, int) or self.timeout_ms < 0
+        ):
+            raise InvalidMcpRequest("RequestOptions.timeout_ms must be None or an int >= 0")
+        if self.metadata is not None and not isinstance(self.metadata, RequestMetadata):
+            raise InvalidMcpRequest("RequestOptions.metadata must be a RequestMetadata")
+        if self.request_id is not None:
+            check_request_id(self.request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class ListenResult:
+    """How a ``subscriptions/listen`` stream ended gracefully (the server closed it)."""
+
+    subscription_id: RequestId
+    acknowledged: SubscriptionFilter
+    raw: dict[str, Any]
+
+
+_NO_OPTIONS = RequestOptions()
+
+
+class Client:
+    """An MCP client bound to one transport (see module docstring).  Thread-safe; a context manager."""
+
+    def __init__(
+        self,
+        transport: McpTransport,
+        *,
+        client_info: Implementation | None = None,
+        capabilities: ClientCapabilities | None = None,
+        protocol_version: str = PROTOCOL_VERSION,
+        default_timeout_ms: int | None = None,
+        on_notification: EventSink | None = None,
+        max_pages: int = DEFAULT_MAX_PAGES,
+    ) -> None:
+        if not isinstance(transport, McpTransport):
+            raise InvalidMcpRequest("Client needs an McpTransport (StdioTransport, StreamableHttpTransport, ...)")
+        from zigai import __version__
+
+        self.transport = transport
+        self.client_info = client_info or Implementation("zigai", __version__)
+        self.capabilities = capabilities or ClientCapabilities()
+        self.protocol_version = protocol_version
+        self.default_timeout_ms = default_timeout_ms
+        self.on_notification = on_notification
+        self.max_pages = max_pages
+        self.server_capabilities: ServerCapabilities | None = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._in_flight: dict[RequestId, CancellationToken] = {}
+        self._header_params: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {}
+        self._closed = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the transport (for stdio: stop and reap the server process)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            tokens = list(self._in_flight.values())
+        for token in tokens:
+            token.cancel("the MCP client was closed")
+        self.transport.close()
+
+    def deinit(self) -> None:
+        self.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the one request path ---------------------------------------------------------------
+
+    def envelope(self, metadata: RequestMetadata | None = None, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The ``_meta`` object of one request: caller entries first, envelope keys last."""
+        meta: dict[str, Any] = dict(base or {})
+        if metadata is not None:
+            meta.update(metadata.to_meta())
+        meta[META_PROTOCOL_VERSION] = self.protocol_version
+        meta[META_CLIENT_INFO] = self.client_info.to_json()
+        meta[META_CLIENT_CAPABILITIES] = self.capabilities.to_json()
+        return meta
+
+    def _deadline(self, options: RequestOptions) -> float | None:
+        candidates = []
+        if options.control is not None and options.control.deadline is not None:
+            candidates.append(options.control.deadline)
+        for timeout_ms in (options.timeout_ms, self.default_timeout_ms):
+            if timeout_ms is not None:
+                candidates.append(time.monotonic() + timeout_ms / 1000.0)
+        return min(candidates) if candidates else None
+
+    def _exchange(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        options: RequestOptions | None,
+        *,
+        param_header_pairs: tuple[tuple[str, str], ...] = (),
+        stream: bool = False,
+        on_raw: Callable[[JsonRpcNotification], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request; return its result object or raise its error (see module docstring)."""
+        options = options or _NO_OPTIONS
+        if not isinstance(options, RequestOptions):
+            raise InvalidMcpRequest("options must be a RequestOptions")
+        if params is not None and not isinstance(params, Mapping):
+            raise InvalidMcpRequest(f"{method} params must be a JSON object")
+        body_params = dict(params or {})
+        base_meta = body_params.get("_meta")
+        if base_meta is not None and not isinstance(base_meta, Mapping):
+            raise InvalidMcpRequest("params._meta must be a JSON object")
+        body_params["_meta"] = self.envelope(options.metadata, base_meta)
+        name_key = NAME_BEARING_METHODS.get(method)
+        name = body_params.get(name_key) if name_key else None
+        if name is not None and not isinstance(name, str):
+            raise InvalidMcpRequest(f"{method} {name_key} must be a string")
+        token = CancellationToken()
+        with self._lock:
+            if self._closed:
+                raise McpClientClosed("the MCP client is closed")
+            request_id = options.request_id if options.request_id is not None else next(self._ids)
+            if request_id in self._in_flight:
+                raise InvalidMcpRequest(f"request id {request_id!r} is already in flight")
+            self._in_flight[request_id] = token
+        progress = options.metadata.progress_token if options.metadata is not None else None
+        outgoing = OutgoingRequest(
+            id=request_id, method=method, body=encode(request_message(request_id, method, body_params)),
+            protocol_version=self.protocol_version, name=name, param_headers=param_header_pairs,
+            stream=stream, progress_token=progress,
+        )
+        sink = options.on_notification or self.on_notification
+        deliver = on_raw or (lambda note: self._deliver(note, sink))
+
+        def cancelled() -> bool:
+            return (token.cancelled or (options.cancel is not None and options.cancel.cancelled)
+                    or (options.control is not None and options.control.cancelled))
+
+        try:
+            reply = self.transport.request(outgoing, deadline=self._deadline(options),
+                                           is_cancelled=cancelled, on_notification=deliver)
+        finally:
+            with self._lock:
+                self._in_flight.pop(request_id, None)
+        if isinstance(reply, JsonRpcError):
+            raise error_for_code(reply.code, reply.message, reply.data)
+        return reply.result
+
+    @staticmethod
+    def _deliver(note: JsonRpcNotification, sink: EventSink | None) -> None:
+        if sink is None:
+            return
+        try:
+            notification = Notification.from_wire(note.method, note.params)
+        except InvalidMcpMessage as exc:
+            _log.warning("dropped an invalid %s notification: %s", note.method, exc)
+            return
+        sink(notification)
+
+    def _complete(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        kind = result.get("resultType", "complete")
+        if kind == "complete":
+            return result
+        if kind == "input_required":
+            raise McpInputRequired(f"{method}: the server needs input from the client (multi round-trip)",
+                                   result=result)
+        raise InvalidMcpMessage(f"{method}: unknown resultType {kind!r}")
+
+    def _typed(self, method: str, params: Mapping[str, Any] | None, options: RequestOptions | None,
+               **kwargs: Any) -> dict[str, Any]:
+        return self._complete(method, self._exchange(method, params, options, **kwargs))
+
+    # -- generic paths ----------------------------------------------------------------------
+
+    def request_json(self, method: str, params: Mapping[str, Any] | None = None,
+                     options: RequestOptions | None = None) -> dict[str, Any]:
+        """Any method with any params: the result object exactly as received (unknown fields kept)."""
+        if not isinstance(method, str) or not method:
+            raise InvalidMcpRequest("method must be a non-empty string")
+        return self._exchange(method, params, options)
+
+    def send_notification(self, notification: Notification, options: RequestOptions | None = None) -> None:
+        """Send one typed notification (for example :meth:`Notification.cancelled`)."""
+        with self._lock:
+            if self._closed:
+                raise McpClientClosed("the MCP client is closed")
+        body = encode(notification_message(notification.method, notification.to_json().get("params")))
+        self.transport.notify(notification.method, body, protocol_version=self.protocol_version,
+                              deadline=self._deadline(options or _NO_OPTIONS))
+
+    def cancel(self, request_id: RequestId, reason: str = "cancelled by the client") -> bool:
+        """Cancel an in-flight request of this client; False when it is not in flight.
+
+        Over stdio the transport sends ``notifications/cancelled`` with this id; over HTTP it
+        closes the request's response stream, which is the cancellation signal there.
+        """
+        with self._lock:
+            token = self._in_flight.get(check_request_id(request_id))
+        if token is None:
+            return False
+        token.cancel(reason)
+        return True
+
+    # -- discovery and tools ----------------------------------------------------------------
+
+    def discover(self, options: RequestOptions | None = None) -> DiscoverResult:
+        result = DiscoverResult.from_json(self._typed("server/discover", None, options))
+        self.server_capabilities = result.capabilities
+        return result
+
+    def list_tools(self, cursor: str | None = None, options: RequestOptions | None = None) -> Page[ToolInfo]:
+        """One page of tools.  Over HTTP, tools with invalid ``x-mcp-header`` annotations are rejected."""
+        result = self._typed("tools/list", _cursor(cursor), options)
+        page = parse_page(result, "tools", lambda v, w: v, "tools/list result")
+        tools, rejected = [], []
+        for index, raw in enumerate(page.items):
+            tool = ToolInfo.from_json(raw, f"tools/list tools[{index}]")
+            reason = invalid_header_annotation(tool.input_schema) if self.transport.mirrors_headers else None
+            if reason is not None:
+                _log.warning("MCP tool %r rejected: %s", tool.name, reason)
+                rejected.append((tool.name, reason))
+                continue
+            with self._lock:
+                self._header_params[tool.name] = header_parameters(tool.input_schema)
+            tools.append(tool)
+        return Page(tuple(tools), page.next_cursor, page.ttl_ms, page.cache_scope, page.server_info,
+                    tuple(rejected), result)
+
+    def list_all_tools(self, options: RequestOptions | None = None) -> list[Page[ToolInfo]]:
+        """Every page of tools, following cursors (at most ``max_pages``; a cursor cycle is refused)."""
+        return self._all_pages(self.list_tools, options)
+
+    def _all_pages(self, fetch: Callable[..., Page[Any]], options: RequestOptions | None) -> list[Page[Any]]:
+        pages: list[Page[Any]] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        while True:
+            page = fetch(cursor, options)
+            pages.append(page)
+            cursor = page.next_cursor
+            if cursor is None:
+                return pages
+            if cursor in seen:
+                raise InvalidMcpMessage("the server repeated a pagination cursor")
+            if len(pages) >= self.max_pages:
+                raise InvalidMcpMessage(f"the listing did not end within {self.max_pages} pages")
+            seen.add(cursor)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
+                  tool: ToolInfo | None = None, options: RequestOptions | None = None) -> CallToolResult:
+        """Call a tool.  ``tool`` (its listed definition) decides the mirrored parameter headers;
+        without it the client uses the definition from its latest listing, if any."""
+        if not isinstance(name, str) or not name:
+            raise InvalidMcpRequest("tool name must be a non-empty string")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise InvalidMcpRequest("tool arguments must be a JSON object")
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        try:
+            return CallToolResult.from_json(
+                self._typed("tools/call", params, options, param_header_pairs=self._param_headers(name, tool, params)))
+        except HeaderMismatch:
+            if not self.transport.mirrors_headers:
+                raise
+            before = self._header_params.get(name)
+            self.list_all_tools(options)  # the schema may have changed: re-list, then retry once
+            if self._header_params.get(name) == before and tool is None:
+                raise
+            return CallToolResult.from_json(
+                self._typed("tools/call", params, options, param_header_pairs=self._param_headers(name, None, params)))
+
+    def _param_headers(self, name: str, tool: ToolInfo | None, params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        if not self.transport.mirrors_headers:
+            return ()
+        if tool is not None:
+            reason = invalid_header_annotation(tool.input_schema)
+            if reason is not None:
+                raise InvalidMcpRequest(f"tool {name!r} cannot be called over HTTP: {reason}")
+            parameters = header_parameters(tool.input_schema)
+        else:
+            with self._lock:
+                parameters = self._header_params.get(name, {})
+        return param_headers(parameters, params["arguments"])
+
+    # -- resources, prompts, completion -----------------------------------------------------
+
+    def list_resources(self, cursor: str | None = None, options: RequestOptions | None = None) -> Page[Resource]:
+        return parse_page(self._typed("resources/list", _cursor(cursor), options), "resources",
+                          Resource.from_json, "resources/list result")
+
+    def list_resource_templates(self, cursor: str | None = None,
+                                options: RequestOptions | None = None) -> Page[ResourceTemplate]:
+        return parse_page(self._typed("resources/templates/list", _cursor(cursor), options), "resourceTemplates",
+                          ResourceTemplate.from_json, "resources/templates/list result")
+
+    def read_resource(self, uri: str, options: RequestOptions | None = None) -> ReadResourceResult:
+        if not isinstance(uri, str) or not uri:
+            raise InvalidMcpRequest("resource uri must be a non-empty string")
+        return ReadResourceResult.from_json(self._typed("resources/read", {"uri": uri}, options))
+
+    def list_prompts(self, cursor: str | None = None, options: RequestOptions | None = None) -> Page[Prompt]:
+        return parse_page(self._typed("prompts/list", _cursor(cursor), options), "prompts",
+                          Prompt.from_json, "prompts/list result")
+
+    def get_prompt(self, request: PromptRequest, options: RequestOptions | None = None) -> GetPromptResult:
+        if not isinstance(request, PromptRequest):
+            raise InvalidMcpRequest("get_prompt needs a PromptRequest")
+        return GetPromptResult.from_json(self._typed("prompts/get", request.to_params(), options))
+
+    def get_prompt_json(self, params: Mapping[str, Any], options: RequestOptions | None = None) -> dict[str, Any]:
+        """``prompts/get`` with raw params; the raw result (the open escape hatch)."""
+        return self._exchange("prompts/get", params, options)
+
+    def complete(self, request: CompletionRequest, options: RequestOptions | None = None) -> Completion:
+        if not isinstance(request, CompletionRequest):
+            raise InvalidMcpRequest("complete needs a CompletionRequest")
+        return Completion.from_json(self._typed("completion/complete", request.to_params(), options))
+
+    def complete_json(self, params: Mapping[str, Any], options: RequestOptions | None = None) -> dict[str, Any]:
+        """``completion/complete`` with raw params; the raw result (the open escape hatch)."""
+        return self._exchange("completion/complete", params, options)
+
+    # -- subscriptions ----------------------------------------------------------------------
+
+    def listen(self, notifications: SubscriptionFilter, on_event: EventSink,
+               options: RequestOptions | None = None) -> ListenResult:
+        """Open a ``subscriptions/listen`` stream and deliver its events until it ends.
+
+        The first event must be the acknowledgement for this stream (it is delivered too);
+        later events outside the acknowledged filter are dropped.  Returns when the server ends
+        the stream gracefully; raises on interruption, cancellation, deadline or a sink error.
+        """
+        if not isinstance(notifications, SubscriptionFilter):
+            raise InvalidMcpRequest("listen needs a SubscriptionFilter")
+        return self._listen(notifications.to_json(), on_event, options,
+                            lambda ack: ack.narrowed_to(notifications), True)
+
+    def listen_json(self, notifications: Mapping[str, Any], on_event: EventSink,
+                    options: RequestOptions | None = None) -> ListenResult:
+        """:meth:`listen` with a raw filter object (members this revision does not know pass through).
+
+        Every event carrying this stream's subscription id after the acknowledgement is
+        delivered; filtering is left to the server and the application.
+        """
+        if not isinstance(notifications, Mapping):
+            raise InvalidMcpRequest("listen_json needs a filter object")
+        return self._listen(dict(notifications), on_event, options, lambda ack: ack, False)
+
+    def _listen(self, filter_json: dict[str, Any], on_event: EventSink, options: RequestOptions | None,
+                honor: Callable[[SubscriptionFilter], SubscriptionFilter], typed: bool) -> ListenResult:
+        options = options or _NO_OPTIONS
+        if options.request_id is None:
+            options = _with_id(options, next(self._ids))
+        subscription_id = options.request_id
+        assert subscription_id is not None
+        state: dict[str, SubscriptionFilter] = {}
+
+        def collect(note: JsonRpcNotification) -> None:
+            notification = Notification.from_wire(note.method, note.params)
+            if notification.subscription_id != subscription_id:
+                return
+            honored = state.get("honored")
+            if honored is None:
+                acknowledged = notification.acknowledged_filter
+                if acknowledged is None:
+                    raise InvalidMcpMessage(f"{note.method} arrived before the subscription acknowledgement")
+                state["honored"] = honor(acknowledged)
+                on_event(notification)
+            elif not typed or honored.admits(notification):
+                on_event(notification)
+
+        result = self._typed("subscriptions/listen", {"notifications": filter_json}, options,
+                             stream=True, on_raw=collect)
+        return ListenResult(subscription_id, state.get("honored", SubscriptionFilter()), result)
+
+def _cursor(cursor: str | None) -> dict[str, Any] | None:
+    if cursor is None:
+        return None
+    if not isinstance(cursor, str):
+        raise InvalidMcpRequest("cursor must be a string")
+    return {"cursor": cursor}
+
+
+def _with_id(options: RequestOptions, request_id: RequestId) -> RequestOptions:
+    return RequestOptions(options.control, options.timeout_ms, options.cancel, options.metadata,
+                          options.on_notification, request_id)

@@ -1,0 +1,315 @@
+"""StreamableHttpTransport: MCP 2026-07-28 over one HTTP endpoint, one POST per message.
+
+Job
+    POST each request with the required headers (``Content-Type``, ``Accept``,
+    ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``) through a zigai
+    :class:`~zigai.transport.Transport`, and read the answer as either one JSON object or a
+    request-scoped SSE stream of notifications ending with the response.
+
+Invariants
+    * The :class:`~zigai.security.UrlPolicy` is enforced here, at construction and before every
+      request, independently of whatever the underlying transport enforces.
+    * At most ``max_in_flight`` POSTs are open at once; a further request waits for a slot (up
+      to its deadline or cancellation) before anything reaches the underlying transport.
+    * A JSON body is bounded by the MCP message profile (limit + 1 bytes raise
+      :class:`McpMessageTooLarge`); each SSE event is bounded before JSON parsing (limit + 1
+      raises :class:`SseEventTooLarge`).  Parser state is request-local.
+    * Cancellation closes the request's response stream: the waiting caller returns at once and
+      the worker stops at the next byte it receives (or the request deadline), releasing its
+      slot only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
+    * Extra headers may not replace the protocol headers, and header values are never echoed
+      in error messages (they may be credentials).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from zigai.errors import SecurityError, TransportError
+from zigai.json import Limits, defaults
+from zigai.mcp.errors import (
+    InvalidMcpMessage,
+    InvalidMcpRequest,
+    McpClientClosed,
+    McpConnectionFailed,
+    McpHttpStatusError,
+    McpMessageTooLarge,
+    McpRequestCancelled,
+    McpRequestTimedOut,
+    McpStreamEnded,
+    SseEventTooLarge,
+)
+from zigai.mcp.headers import encode_header_value
+from zigai.mcp.jsonrpc import (
+    HEADER_METHOD,
+    HEADER_NAME,
+    HEADER_PARAM_PREFIX,
+    HEADER_PROTOCOL_VERSION,
+    JsonRpcError,
+    JsonRpcNotification,
+    JsonRpcResponse,
+    decode_message,
+)
+from zigai.mcp.sse import LINE_OVERHEAD_BYTES, SseParser
+from zigai.mcp.transport import (
+    DEFAULT_BACKLOG,
+    POLL_SLICE_S,
+    Exchange,
+    NotificationSink,
+    OutgoingRequest,
+    Reply,
+)
+from zigai.security import UrlPolicy
+from zigai.transport import (
+    InvalidTransportRequest,
+    RedirectRejected,
+    ResponseTooLarge,
+    StreamLineTooLarge,
+    Transport,
+    TransportRequest,
+)
+
+__all__ = ["StreamableHttpTransport", "HeaderProvider"]
+
+HeaderProvider = Callable[[OutgoingRequest], Sequence[tuple[str, str]]]
+_ACCEPT = "application/json, text/event-stream"
+_OWNED = frozenset({"content-type", "accept", HEADER_PROTOCOL_VERSION.lower(), HEADER_METHOD.lower(),
+                    HEADER_NAME.lower(), "mcp-session-id", "last-event-id"})
+
+
+def _owned(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in _OWNED or lowered.startswith(HEADER_PARAM_PREFIX.lower())
+
+
+def _media_type(value: str | None) -> str:
+    return (value or "").split(";", 1)[0].strip().lower()
+
+
+class StreamableHttpTransport:
+    """The Streamable HTTP :class:`~zigai.mcp.transport.McpTransport` (see module docstring).
+
+    ``transport`` defaults to a :class:`~zigai.transport.HttpTransport` built with the same
+    ``url_policy`` and limits matching the MCP message profile; pass your own to share a pool
+    (it is not closed by :meth:`close` then).  ``headers`` are static extra headers;
+    ``header_provider`` returns per-attempt headers (for example a fresh credential).
+    """
+
+    mirrors_headers = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        transport: Transport | None = None,
+        url_policy: UrlPolicy | None = None,
+        headers: Sequence[tuple[str, str]] = (),
+        header_provider: HeaderProvider | None = None,
+        max_in_flight: int = 8,
+        json_limits: Limits = defaults.mcp_message,
+        backlog: int = DEFAULT_BACKLOG,
+    ) -> None:
+        self.url_policy = url_policy or UrlPolicy()
+        self.url_policy.check(url)
+        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+            raise InvalidMcpRequest("max_in_flight must be an int >= 1")
+        self.url = url
+        self.headers = tuple((str(k), str(v)) for k, v in headers)
+        for name, _value in self.headers:
+            if _owned(name):
+                raise InvalidMcpRequest(f"header {name!r} is set by the MCP transport itself")
+        self.header_provider = header_provider
+        self.max_in_flight = max_in_flight
+        self.json_limits = json_limits
+        self.backlog = backlog
+        self._slots = threading.BoundedSemaphore(max_in_flight)
+        self._owns_transport = transport is None
+        if transport is None:
+            from zigai.transport import HttpTransport
+            from zigai.transport import Limits as TransportLimits
+
+            transport = HttpTransport(
+                url_policy=self.url_policy,
+                limits=TransportLimits(json_limits.max_document_bytes,
+                                       json_limits.max_document_bytes + LINE_OVERHEAD_BYTES),
+            )
+        self._transport = transport
+        self._closed = False
+
+    # -- McpTransport ----------------------------------------------------------------------
+
+    def request(self, request: OutgoingRequest, *, deadline: float | None,
+                is_cancelled: Callable[[], bool], on_notification: NotificationSink) -> Reply:
+        headers = self._headers(request)
+        self._acquire_slot(request, deadline, is_cancelled)
+        exchange = Exchange(request.id, self.backlog)
+        abort = threading.Event()
+        worker = threading.Thread(target=self._run, args=(request, headers, exchange, abort, deadline),
+                                  daemon=True, name=f"zigai-mcp-http-{request.id!r}")
+        try:
+            worker.start()
+        except BaseException:  # pragma: no cover - thread creation failure (resource exhaustion)
+            self._slots.release()
+            raise
+        try:
+            return exchange.wait(deadline, is_cancelled, on_notification)
+        finally:
+            abort.set()  # closes the stream if the worker is still reading it
+
+    def notify(self, method: str, body: bytes, *, protocol_version: str, deadline: float | None) -> None:
+        outgoing = OutgoingRequest(id="", method=method, body=body, protocol_version=protocol_version)
+        headers = self._headers(outgoing)
+        self._acquire_slot(outgoing, deadline, lambda: False)
+        try:
+            response = self._transport.send(TransportRequest("POST", self.url, headers, body, deadline))
+        except TransportError as exc:
+            raise self._mapped(exc) from None
+        finally:
+            self._slots.release()
+        if response.status not in (200, 202, 204):
+            raise McpHttpStatusError(f"{self._target()}: notification {method!r} answered HTTP {response.status}",
+                                     status=response.status)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_transport:
+            close = getattr(self._transport, "close", None)
+            if callable(close):
+                close()
+
+    def deinit(self) -> None:
+        self.close()
+
+    def __enter__(self) -> StreamableHttpTransport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _target(self) -> str:
+        checked = self.url_policy.check(self.url)
+        return f"{checked.scheme}://{checked.host}:{checked.port}"
+
+    def _headers(self, request: OutgoingRequest) -> tuple[tuple[str, str], ...]:
+        if self._closed:
+            raise McpClientClosed("the MCP HTTP transport is closed")
+        self.url_policy.check(self.url)
+        headers = [("Content-Type", "application/json"), ("Accept", _ACCEPT),
+                   (HEADER_PROTOCOL_VERSION, request.protocol_version), (HEADER_METHOD, request.method)]
+        if request.name is not None:
+            headers.append((HEADER_NAME, encode_header_value(request.name)))
+        headers.extend(request.param_headers)
+        headers.extend(self.headers)
+        if self.header_provider is not None:
+            for name, value in self.header_provider(request):
+                if _owned(name):
+                    raise InvalidMcpRequest(f"header {name!r} is set by the MCP transport itself")
+                headers.append((str(name), str(value)))
+        return tuple(headers)
+
+    def _acquire_slot(self, request: OutgoingRequest, deadline: float | None, is_cancelled: Callable[[], bool]) -> None:
+        while not self._slots.acquire(timeout=POLL_SLICE_S if deadline is None
+                                      else max(0.0, min(POLL_SLICE_S, deadline - time.monotonic()))):
+            if is_cancelled():
+                raise McpRequestCancelled(f"request {request.id!r} was cancelled while waiting for a slot")
+            if deadline is not None and time.monotonic() >= deadline:
+                raise McpRequestTimedOut(
+                    f"request {request.id!r} timed out waiting for one of {self.max_in_flight} HTTP slots")
+
+    def _mapped(self, exc: TransportError) -> Exception:
+        target = self._target()
+        if isinstance(exc, ResponseTooLarge):
+            return McpMessageTooLarge(f"{target}: MCP response exceeds {exc.limit} bytes", limit=exc.limit)
+        if isinstance(exc, StreamLineTooLarge):
+            limit = max(0, exc.limit - LINE_OVERHEAD_BYTES)
+            return SseEventTooLarge(f"{target}: an SSE line exceeds {exc.limit} bytes", limit=limit)
+        if isinstance(exc, RedirectRejected):
+            return McpHttpStatusError(f"{target}: redirect {exc.status} refused (never followed)", status=exc.status)
+        if isinstance(exc, InvalidTransportRequest):
+            return InvalidMcpRequest(f"{target}: {exc}")
+        return McpConnectionFailed(f"{target}: {exc}")
+
+    def _run(self, request: OutgoingRequest, headers: tuple[tuple[str, str], ...], exchange: Exchange,
+             abort: threading.Event, deadline: float | None) -> None:
+        try:
+            transport_request = TransportRequest("POST", self.url, headers, request.body, deadline)
+            with self._transport.stream_lines(transport_request) as response:
+                self._consume(response, request, exchange, abort, deadline)
+        except TransportError as exc:
+            exchange.fail(self._mapped(exc))
+        except (SecurityError, Exception) as exc:
+            exchange.fail(exc)
+        finally:
+            self._slots.release()
+
+    def _consume(self, response: Any, request: OutgoingRequest, exchange: Exchange,
+                 abort: threading.Event, deadline: float | None) -> None:
+        media = _media_type(response.headers.get("content-type"))
+        status = response.status
+        if media == "text/event-stream" and 200 <= status < 300:
+            self._consume_events(response, request, exchange, abort, deadline)
+            return
+        body = response.read_body()
+        if media == "application/json" or (status >= 400 and body.strip().startswith(b"{")):
+            try:
+                message = decode_message(body, self.json_limits)
+            except InvalidMcpMessage:
+                if status >= 400:
+                    raise McpHttpStatusError(f"{self._target()}: HTTP {status} for {request.method!r}",
+                                             status=status) from None
+                raise
+            if isinstance(message, (JsonRpcResponse, JsonRpcError)) and message.id in (request.id, None):
+                if isinstance(message, JsonRpcError) or 200 <= status < 300:
+                    exchange.resolve(message)
+                    return
+            raise InvalidMcpMessage(f"{self._target()}: the JSON body is not the response to request {request.id!r}")
+        if 200 <= status < 300:
+            raise InvalidMcpMessage(f"{self._target()}: unexpected content type {media or 'none'!r} "
+                                    f"for {request.method!r} (HTTP {status})")
+        raise McpHttpStatusError(f"{self._target()}: HTTP {status} for {request.method!r}", status=status)
+
+    def _consume_events(self, response: Any, request: OutgoingRequest, exchange: Exchange,
+                        abort: threading.Event, deadline: float | None) -> None:
+        parser = SseParser(self.json_limits.max_document_bytes)
+        for piece in _pieces(response):
+            if abort.is_set():
+                return
+            for event in parser.feed(piece):
+                if self._take_event(event.event, event.data, request, exchange, abort, deadline):
+                    return
+        for event in parser.finish():
+            if self._take_event(event.event, event.data, request, exchange, abort, deadline):
+                return
+        if not abort.is_set():
+            exchange.fail(McpStreamEnded(f"{self._target()}: the response stream for {request.method!r} "
+                                         "ended before its response"))
+
+    def _take_event(self, kind: str, data: bytes, request: OutgoingRequest, exchange: Exchange,
+                    abort: threading.Event, deadline: float | None) -> bool:
+        if kind != "message":
+            return False
+        message = decode_message(data, self.json_limits)
+        if isinstance(message, (JsonRpcResponse, JsonRpcError)):
+            if message.id == request.id:
+                exchange.resolve(message)
+                return True
+            return False
+        if isinstance(message, JsonRpcNotification):
+            exchange.push(message, wait_until=deadline, may_wait=True, should_stop=abort.is_set)
+        return False
+
+
+def _pieces(response: Any) -> Iterator[bytes]:
+    chunks = getattr(response, "chunks", None)
+    if callable(chunks):
+        yield from chunks()
+        return
+    for line in response.lines():
+        yield line + b"\n"
