@@ -6,7 +6,7 @@ Job
     :meth:`Server.handle_value`, and answer with one JSON object or a request-scoped SSE stream.
 
 Order of checks (first failure wins, no JSON parsed before step 5)
-    1. deployment policy: cleartext where TLS is required -> 403; a ``Host`` not allowed -> 421;
+    1. deployment policy: a ``Host`` not allowed -> 421; cleartext where TLS is required -> 403;
        an ``Origin`` not allowed (DNS rebinding) -> 403;
     2. method other than POST -> 405 with ``Allow: POST`` (no GET stream, no DELETE session);
     3. ``Content-Type`` not ``application/json`` -> 415; ``Accept`` lacking JSON or SSE -> 406;
@@ -123,14 +123,14 @@ class DeploymentPolicy:
         host_value = host_values[0]
         host, _port = _split_host(host_value)
         loopback = _is_loopback(host)
-        require_tls = (not loopback) if self.require_tls is None else self.require_tls
-        if require_tls and not tls:
-            return 403, "cleartext HTTP is not accepted here; use https"
         if self.allowed_hosts is None:
             if not loopback:
                 return 421, "this endpoint serves loopback Host names only"
         elif not _allowed(host_value, self.allowed_hosts):
             return 421, "the Host header is not one this endpoint serves"
+        require_tls = (not loopback) if self.require_tls is None else self.require_tls
+        if require_tls and not tls:
+            return 403, "cleartext HTTP is not accepted here; use https"
         origins = headers.get("origin", ())
         if origins:
             origin = origins[0]
