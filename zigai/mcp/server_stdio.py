@@ -12,8 +12,9 @@ Invariants
     * At most ``max_concurrent`` requests run at once; one more is answered -32603 "server
       busy" at once rather than queued without bound.
     * A request cancelled by the client gets no further message, not even its response.
-    * At end of input every running request is cancelled and given ``drain_s`` to finish;
-      nothing is written after :func:`serve_stdio` returns.
+    * At end of input listen streams are cancelled at once and every other request gets
+      ``drain_s`` to answer before it is cancelled too; nothing is written after
+      :func:`serve_stdio` returns.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ class _Session:
         self.slots = threading.BoundedSemaphore(max_concurrent)
         self.lock = threading.Lock()
         self.running: dict[Any, CancellationToken] = {}
+        self.streams: set[Any] = set()
         self.threads: list[threading.Thread] = []
         self.open = True
 
@@ -126,6 +128,8 @@ class _Session:
         token = CancellationToken()
         with self.lock:
             self.running[message.id] = token
+            if message.method == "subscriptions/listen":
+                self.streams.add(message.id)
         worker = threading.Thread(target=self._run, args=(value, message.id, token), daemon=True,
                                   name=f"zigai-mcp-serve-{message.id!r}")
         self.threads = [t for t in self.threads if t.is_alive()] + [worker]
@@ -144,16 +148,22 @@ class _Session:
             with self.lock:
                 if self.running.get(request_id) is token:
                     del self.running[request_id]
+                    self.streams.discard(request_id)
             self.slots.release()
 
     def finish(self, drain_s: float) -> None:
+        """Listen streams end at once; other requests get ``drain_s`` to answer, then are cancelled."""
         with self.lock:
-            tokens = list(self.running.values())
-        for token in tokens:
+            streams = [self.running[key] for key in self.streams if key in self.running]
+        for token in streams:
             token.cancel("the client closed the input")
         end = time.monotonic() + drain_s
         for thread in self.threads:
             thread.join(max(0.0, end - time.monotonic()))
+        with self.lock:
+            tokens = list(self.running.values())
+        for token in tokens:
+            token.cancel("the client closed the input")
         with self.write_lock:
             self.open = False
 
