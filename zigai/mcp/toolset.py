@@ -187,7 +187,7 @@ class McpToolset(Toolset):
         set_(self, "_cached", None)
         set_(self, "_expires", 0.0)
         set_(self, "_rejected", ())
-        super().__init__((), namespace=namespace, prepare=self._prepare, metadata=metadata)
+        super().__init__((), namespace=namespace, prepare=self._prepare_step, metadata=metadata)
 
     def __repr__(self) -> str:
         return f"McpToolset(namespace={self.namespace!r}, client={self._client!r})"
@@ -234,7 +234,7 @@ class McpToolset(Toolset):
             object.__setattr__(self, "_rejected", tuple(rejected))
         return tuple(tools)
 
-    def _prepare(self, ctx: ToolPrepareContext) -> tuple[Tool, ...]:
+    def _prepare_step(self, ctx: ToolPrepareContext) -> tuple[Tool, ...]:
         return self.list_tools(ctx.control)
 
     def _tool(self, name: str, info: ToolInfo) -> Tool:
