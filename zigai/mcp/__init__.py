@@ -24,7 +24,8 @@ Submodules
     notifications, prompt/completion requests), ``results`` (typed results and content blocks),
     ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
-    ``stdio`` (:class:`StdioTransport`), ``client`` (:class:`Client`), ``listen``
+    ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
+    (:class:`Client`), ``listen``
     (:func:`listen_with_recovery`), ``toolset`` (:class:`McpToolset`), ``server``
     (:class:`Server`), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``errors``.
@@ -66,6 +67,7 @@ from zigai.mcp.errors import (
 from zigai.mcp.http import StreamableHttpTransport
 from zigai.mcp.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
 from zigai.mcp.listen import listen_with_recovery
+from zigai.mcp.memory import InProcessTransport
 from zigai.mcp.primitives import (
     ClientCapabilities,
     CompletionRequest,
@@ -116,7 +118,7 @@ __all__ = [
     # client side
     "Client", "RequestOptions", "ListenResult", "EventSink", "listen_with_recovery",
     "McpToolset", "render_tool_result", "McpTransport", "OutgoingRequest",
-    "StreamableHttpTransport", "StdioTransport", "StdioOptions", "StderrMode",
+    "StreamableHttpTransport", "StdioTransport", "StdioOptions", "StderrMode", "InProcessTransport",
     # values
     "ClientCapabilities", "ServerCapabilities", "Implementation", "LogLevel", "Notification",
     "RequestMetadata", "SubscriptionFilter", "PromptRequest", "CompletionRequest",
