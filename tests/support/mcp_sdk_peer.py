@@ -1,0 +1,103 @@
+"""The official-SDK (``mcp`` 2.3.0) test server; ``python tests/support/mcp_sdk_peer.py`` serves it on stdio.
+
+No ``from __future__ import annotations`` here: the SDK reads the tool signatures at run time.
+"""
+
+import base64
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import Completion
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def build_sdk_server() -> MCPServer:
+    server = MCPServer("sdk-peer", version="2.3.0", instructions="The official SDK.")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool()
+    def fail(reason: str) -> str:
+        """Always fails."""
+        raise ValueError(reason)
+
+    @server.tool()
+    def picture() -> Image:
+        """Returns a picture."""
+        return Image(data=PNG, format="png")
+
+    @server.tool()
+    async def slow(steps: int, ctx: Context) -> str:
+        """Reports progress."""
+        for step in range(steps):
+            await ctx.report_progress(step, steps, "working")
+        return "slow done"
+
+    @server.tool()
+    async def touch(ctx: Context) -> str:
+        """Publishes change events."""
+        await ctx.notify_tools_changed()
+        await ctx.notify_resource_updated("memo://greeting")
+        return "touched"
+
+    @server.resource("memo://greeting", mime_type="text/plain")
+    def greeting() -> str:
+        return "hello"
+
+    @server.resource("notes://{name}", mime_type="text/plain")
+    def note(name: str) -> str:
+        return f"note {name}"
+
+    @server.prompt()
+    def review(code: str) -> str:
+        """Review code."""
+        return f"Please review: {code}"
+
+    @server.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> Completion:
+        return Completion(values=[v for v in ("python", "pascal", "perl", "zig") if v.startswith(argument.value)])
+
+    return server
+
+
+@contextmanager
+def sdk_http_server(json_response: bool = False) -> Iterator[str]:
+    """The SDK server over Streamable HTTP on 127.0.0.1, in a thread; yields the endpoint URL."""
+    import uvicorn
+
+    app = build_sdk_server().streamable_http_app(json_response=json_response)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    # a listen stream the client abandoned must not hold shutdown for long
+    config = uvicorn.Config(app, log_level="error", lifespan="on", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the SDK HTTP server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+if __name__ == "__main__":  # pragma: no cover - runs in the child process
+    build_sdk_server().run("stdio")
