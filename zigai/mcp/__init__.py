@@ -25,9 +25,9 @@ Submodules
     ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
-    (:class:`Client`), ``listen``
-    (:func:`listen_with_recovery`), ``toolset`` (:class:`McpToolset`), ``server``
-    (:class:`Server`), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
+    (:class:`Client`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
+    (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_values`` (handler values as
+    results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``errors``.
 """
 

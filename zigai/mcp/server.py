@@ -31,8 +31,6 @@ Invariants
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextvars
 import json
 import logging
@@ -92,20 +90,23 @@ from zigai.mcp.primitives import (
     SubscriptionFilter,
 )
 from zigai.mcp.results import (
-    AudioBlock,
-    BlobResourceContents,
     CallToolResult,
     Completion,
     GetPromptResult,
-    ImageBlock,
     PromptArgument,
     PromptMessage,
-    ResourceContents,
     TextBlock,
-    TextResourceContents,
     ToolInfo,
 )
-from zigai.messages import AudioContent, BytesSource, ImageContent, TextContent, UserPromptPart
+from zigai.mcp.server_values import (
+    block_of,
+    decode_cursor,
+    encode_cursor,
+    error_result,
+    resource_contents,
+    tool_value,
+)
+from zigai.messages import TextContent, UserPromptPart
 from zigai.tool import InvalidToolArguments, ModelRetry, Tool, ToolRunContext, ToolTimedOut
 
 __all__ = ["Server", "ServerRequest", "NO_REPLY", "current_request", "HTTP_STATUS"]
@@ -531,11 +532,11 @@ class Server:
         cursor = request.params.get("cursor")
         start = 0
         if cursor is not None:
-            start = _decode_cursor(cursor, len(items))
+            start = decode_cursor(cursor, len(items))
         end = start + self.page_size
         result: dict[str, Any] = {key: [item.to_json() for item in items[start:end]]}
         if end < len(items):
-            result["nextCursor"] = _encode_cursor(end)
+            result["nextCursor"] = encode_cursor(end)
         return result
 
     def _list_tools(self, request: ServerRequest) -> dict[str, Any]:
@@ -561,11 +562,11 @@ class Server:
         except McpErrorResponse:
             raise
         except ModelRetry as exc:
-            return _error_result(str(exc)).to_json()
+            return error_result(str(exc)).to_json()
         except Exception:
             _log.exception("MCP tool %r failed", name)
-            return _error_result(f"tool {name!r} failed").to_json()
-        return _tool_value(value).to_json()
+            return error_result(f"tool {name!r} failed").to_json()
+        return tool_value(value).to_json()
 
     def _run_zigai_tool(self, tool: Tool, arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
         ctx = ToolRunContext(deps=self.deps, control=request.control, tool_name=tool.name,
@@ -574,13 +575,13 @@ class Server:
             _check_annotated_arguments(tool, arguments)
             output = tool.execute(tool.validate_arguments(json.dumps(arguments)), ctx)
         except (InvalidToolArguments, ModelRetry, ToolTimedOut) as exc:
-            return _error_result(str(exc))
+            return error_result(str(exc))
         except McpErrorResponse:
             raise
         except Exception:
             _log.exception("MCP tool %r failed", tool.name)
-            return _error_result(f"tool {tool.name!r} failed")
-        blocks = list(_tool_value(output.content).content)
+            return error_result(f"tool {tool.name!r} failed")
+        blocks = list(tool_value(output.content).content)
         structured = None if isinstance(output.content, str) else output.content
         for message in output.follow_up_messages:
             for part in message.parts:
@@ -588,7 +589,7 @@ class Server:
                     continue  # follow-ups hold only user prompts (checked by ToolOutput)
                 content = part.content if isinstance(part.content, tuple) else (TextContent(part.content),)
                 for item in content:
-                    block = _block_of(item)
+                    block = block_of(item)
                     if block is not None:
                         blocks.append(block)
         return CallToolResult(tuple(blocks), structured)
@@ -622,7 +623,7 @@ class Server:
                     break
             else:
                 raise InvalidParams(f"Resource not found: {uri}", data={"uri": uri})
-        return {"contents": [c.to_json() for c in _contents(uri, value, mime)]}
+        return {"contents": [c.to_json() for c in resource_contents(uri, value, mime)]}
 
     def _list_prompts(self, request: ServerRequest) -> dict[str, Any]:
         from zigai.mcp.results import Prompt
@@ -753,53 +754,3 @@ def _check_annotated_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
     if failures:
         shown = "; ".join(f"{path}: {reason}" for path, reason in failures[:8])
         raise InvalidToolArguments(f"tool {tool.name!r}: invalid arguments: {shown}", tool_name=tool.name)
-
-
-def _encode_cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"zigai:{offset}".encode("ascii")).decode("ascii")
-
-
-def _decode_cursor(cursor: object, size: int) -> int:
-    try:
-        text = base64.urlsafe_b64decode(str(cursor).encode("ascii")).decode("ascii")
-        prefix, _, number = text.partition(":")
-        offset = int(number)
-    except (ValueError, binascii.Error, UnicodeError):
-        raise InvalidParams("invalid pagination cursor") from None
-    if prefix != "zigai" or not 0 < offset <= size:
-        raise InvalidParams("invalid pagination cursor")
-    return offset
-
-
-def _error_result(text: str) -> CallToolResult:
-    return CallToolResult((TextBlock(text),), None, True)
-
-
-def _tool_value(value: Any) -> CallToolResult:
-    if isinstance(value, CallToolResult):
-        return value
-    if isinstance(value, str):
-        return CallToolResult((TextBlock(value),))
-    return CallToolResult((TextBlock(json.dumps(value, separators=(",", ":"), ensure_ascii=False)),), value)
-
-
-def _block_of(item: Any) -> Any:
-    if isinstance(item, TextContent):
-        return TextBlock(item.text)
-    if isinstance(item, (ImageContent, AudioContent)) and isinstance(item.source, BytesSource):
-        kind = ImageBlock if isinstance(item, ImageContent) else AudioBlock
-        return kind(item.source.data, item.source.media_type)
-    _log.warning("an MCP tool follow-up item of kind %r has no MCP content form; dropped", getattr(item, "kind", "?"))
-    return None
-
-
-def _contents(uri: str, value: Any, mime: str | None) -> list[ResourceContents]:
-    if isinstance(value, (TextResourceContents, BlobResourceContents)):
-        return [value]
-    if isinstance(value, str):
-        return [TextResourceContents(uri, value, mime)]
-    if isinstance(value, (bytes, bytearray)):
-        return [BlobResourceContents(uri, bytes(value), mime or "application/octet-stream")]
-    if isinstance(value, (list, tuple)) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
-        return list(value)
-    raise InternalError(f"the resource reader for {uri!r} returned an unsupported value")
