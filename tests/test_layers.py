@@ -19,7 +19,7 @@ LAYERS: dict[str, int] = {
     "agent": 4, "tool": 4, "toolset": 4, "reflect": 4, "output": 4, "capability": 4,
     "testing": 4, "hooks": 4,
     "providers": 5,
-    "mcp": 6, "evals": 6, "graph": 6, "multi_agent": 6, "embeddings": 6, "realtime": 6,
+    "mcp": 6, "evals": 6, "graph": 6, "graph_agent": 6, "multi_agent": 6, "embeddings": 6, "realtime": 6,
     "ui": 6, "acp": 6, "agent_spec": 6, "telemetry": 6, "cli": 6, "__main__": 6,
     "environments": 6, "memory": 6, "planning": 6, "runtime": 6, "durable": 6,
 }

@@ -162,6 +162,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidGraphSnapshot
     │                                                 (UnsupportedSnapshotVersion,
     │                                                 SnapshotMismatch), VisualizationTooLarge
+    │                             zigai.graph_agent   InvalidAgentStep
     ├── EvalsError                zigai.evals
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
     │                                                 TooManyEmbeddingInputs),
