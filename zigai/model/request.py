@@ -208,7 +208,11 @@ def check_request_supported(request: ModelRequest, profile: ModelProfile) -> Non
         raise UnsupportedModelFeature("model does not support native JSON-schema output")
     for managed in request.managed_tools:
         if managed.kind not in profile.provider_managed_tools:
-            raise UnsupportedModelFeature(f"model does not support the {managed.kind} tool")
+            offered = ", ".join(sorted(profile.provider_managed_tools)) or "none"
+            raise UnsupportedModelFeature(
+                f"model does not support the {managed.kind} provider-managed tool "
+                f"(its profile offers: {offered}); drop it or choose a model that offers it"
+            )
     missing = _content_kinds(request.messages) - profile.content_kinds
     if missing:
         raise UnsupportedModelFeature(
