@@ -160,6 +160,28 @@ def test_listen_delivers_acknowledgement_and_change_events(sdk: mcp.Client) -> N
                                                                     resource_subscriptions=("memo://greeting",))
 
 
+def test_a_cancelled_http_listen_frees_its_connection_at_once() -> None:
+    """With one HTTP slot, a request right after cancelling a silent listen stream gets through."""
+    with sdk_http_server() as url, mcp.Client(mcp.StreamableHttpTransport(url, url_policy=LOCAL, max_in_flight=1),
+                                              default_timeout_ms=20_000) as client:
+        events: list[mcp.Notification] = []
+        stop = mcp.client.CancellationToken()
+        thread = threading.Thread(target=lambda: pytest.raises(mcp.McpRequestCancelled, client.listen,
+                                                               mcp.SubscriptionFilter(tools_list_changed=True),
+                                                               events.append, mcp.RequestOptions(cancel=stop)))
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not events and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert events and events[0].method == "notifications/subscriptions/acknowledged"
+        stop.cancel()
+        thread.join(5)
+        started = time.monotonic()
+        assert client.call_tool("add", {"a": 2, "b": 3}, options=mcp.RequestOptions(timeout_ms=3_000)).structured_content == \
+            {"result": 5}
+        assert time.monotonic() - started < 2.0  # the listen's slot was released, not held to its deadline
+
+
 def test_an_agent_run_calls_an_sdk_served_tool_through_the_toolset(sdk: mcp.Client) -> None:
     toolset = mcp.McpToolset(sdk, include=lambda tool: tool.name == "add", namespace="sdk")
     agent = Agent(model=TestModel(call_tools=["sdk__add"]), toolsets=[toolset])

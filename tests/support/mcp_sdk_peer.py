@@ -81,8 +81,7 @@ def sdk_http_server(json_response: bool = False) -> Iterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    # a listen stream the client abandoned must not hold shutdown for long
-    config = uvicorn.Config(app, log_level="error", lifespan="on", timeout_graceful_shutdown=1)
+    config = uvicorn.Config(app, log_level="error", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

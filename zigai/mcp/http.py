@@ -15,8 +15,10 @@ Invariants
       :class:`McpMessageTooLarge`); each SSE event is bounded before JSON parsing (limit + 1
       raises :class:`SseEventTooLarge`).  Parser state is request-local.
     * Cancellation closes the request's response stream: the waiting caller returns at once and
-      the worker stops at the next byte it receives (or the request deadline), releasing its
-      slot only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
+      the worker's request is cancelled through the transport's cancellation token (a
+      transport that honours it, as :class:`~zigai.transport.HttpTransport` does, stops
+      reading soon after; another stops at its next byte or the deadline), releasing its slot
+      only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
     * Extra headers may not replace the protocol headers, and header values are never echoed
       in error messages (they may be credentials).
 """
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from zigai.control import CancellationToken
 from zigai.errors import SecurityError, TransportError
 from zigai.json import Limits, defaults
 from zigai.mcp.errors import (
@@ -147,7 +150,8 @@ class StreamableHttpTransport:
         self._acquire_slot(request, deadline, is_cancelled)
         exchange = Exchange(request.id, self.backlog)
         abort = threading.Event()
-        worker = threading.Thread(target=self._run, args=(request, headers, exchange, abort, deadline),
+        stop = CancellationToken()
+        worker = threading.Thread(target=self._run, args=(request, headers, exchange, abort, deadline, stop),
                                   daemon=True, name=f"zigai-mcp-http-{request.id!r}")
         try:
             worker.start()
@@ -157,7 +161,8 @@ class StreamableHttpTransport:
         try:
             return exchange.wait(deadline, is_cancelled, on_notification)
         finally:
-            abort.set()  # closes the stream if the worker is still reading it
+            abort.set()  # the worker drops whatever it reads from now on
+            stop.cancel("the MCP client stopped waiting for this response")
 
     def notify(self, method: str, body: bytes, *, protocol_version: str, deadline: float | None) -> None:
         outgoing = OutgoingRequest(id="", method=method, body=body, protocol_version=protocol_version)
@@ -237,9 +242,10 @@ class StreamableHttpTransport:
         return McpConnectionFailed(f"{target}: {exc}")
 
     def _run(self, request: OutgoingRequest, headers: tuple[tuple[str, str], ...], exchange: Exchange,
-             abort: threading.Event, deadline: float | None) -> None:
+             abort: threading.Event, deadline: float | None, stop: CancellationToken) -> None:
         try:
-            transport_request = TransportRequest("POST", self.url, headers, request.body, deadline)
+            transport_request = TransportRequest("POST", self.url, headers, request.body, deadline,
+                                                 cancellation=stop)
             with self._transport.stream_lines(transport_request) as response:
                 self._consume(response, request, exchange, abort, deadline)
         except TransportError as exc:
