@@ -119,6 +119,13 @@ def _optional_workloads() -> list[Workload]:
     if agent_workloads is not None:
         for spec in agent_workloads.WORKLOADS:
             found.append(Workload(**spec))
+    try:
+        from bench_workloads import stream_workloads
+    except ImportError:
+        stream_workloads = None
+    if stream_workloads is not None:
+        for spec in stream_workloads.WORKLOADS:
+            found.append(Workload(**spec))
     return found
 
 

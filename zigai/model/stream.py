@@ -12,11 +12,15 @@ Invariants of :class:`PartAccumulator`:
 * a delta must match its part's kind (text delta → text part ...);
 * ``build()`` returns parts in index order, so the accumulated response equals
   the buffered response the same provider would have returned.
+
+:class:`GrowingParts` is the decoders' side of the same rule: a part that grows by deltas
+keeps its pieces in a list and is joined once when its value is read, so a stream of N
+deltas costs O(total length), never O(N x length).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, ValuesView
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -42,6 +46,7 @@ __all__ = [
     "ModelStreamEvent",
     "InvalidStreamEvent",
     "PartAccumulator",
+    "GrowingParts",
     "StreamedResponse",
 ]
 
@@ -219,6 +224,71 @@ class PartAccumulator:
 
     def build(self, **response_fields: Any) -> ResponseMessage:
         return ResponseMessage(parts=self.parts(), **response_fields)
+
+
+def _grown(part: Any, pieces: list[str]) -> Any:
+    text = "".join(pieces)
+    if isinstance(part, (TextPart, ThinkingPart)):
+        return replace(part, content=part.content + text)
+    return replace(part, args=(part.args or "") + text)
+
+
+class GrowingParts:
+    """A stream decoder's parts by index, whose text (or tool-call ``args``) grows by pieces.
+
+    :meth:`grow` appends a piece without copying the part; reading a part (``parts[i]``,
+    :meth:`values`) joins its pending pieces once.  :meth:`base` returns the part as last
+    stored, without its pending pieces: use it to look at a part's kind or metadata on the
+    hot path.  Storing a part (``parts[i] = part``) drops that index's pending pieces.
+    """
+
+    __slots__ = ("_parts", "_pending")
+
+    def __init__(self) -> None:
+        self._parts: dict[int, ResponsePart] = {}
+        self._pending: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._parts)
+
+    def __contains__(self, index: object) -> bool:
+        return index in self._parts
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._parts)
+
+    def __getitem__(self, index: int) -> ResponsePart:
+        pending = self._pending.pop(index, None)
+        if pending:
+            self._parts[index] = _grown(self._parts[index], pending)
+        return self._parts[index]
+
+    def __setitem__(self, index: int, part: ResponsePart) -> None:
+        self._pending.pop(index, None)
+        self._parts[index] = part
+
+    def append(self, part: ResponsePart) -> int:
+        """Store ``part`` at the next index (``len(self)``) and return that index."""
+        index = len(self._parts)
+        self[index] = part
+        return index
+
+    def base(self, index: int) -> ResponsePart:
+        """Part ``index`` without its pending pieces (its kind and metadata are current)."""
+        return self._parts[index]
+
+    def grow(self, index: int, text: str) -> None:
+        """Append ``text`` to part ``index``'s content (text, thinking) or ``args`` (calls)."""
+        part = self._parts[index]
+        if not isinstance(part, (TextPart, ThinkingPart)) and not hasattr(part, "args"):
+            raise InvalidStreamEvent(f"part {index} ({type(part).__name__}) cannot grow by text")
+        if text:
+            self._pending.setdefault(index, []).append(text)
+
+    def values(self) -> ValuesView[ResponsePart]:
+        for index in list(self._pending):
+            self.__getitem__(index)
+        return self._parts.values()
 
 
 class StreamedResponse:

@@ -52,6 +52,7 @@ from zigai.model import (
     ThinkingPartDelta,
     ToolCallPartDelta,
 )
+from zigai.model.stream import GrowingParts
 from zigai.provider import (
     ProviderHttpRequest,
     ProviderHttpResponse,
@@ -255,7 +256,7 @@ class NativeStreamDecoder:
         self._complete = False
         self._events = 0
         self._next = 0
-        self._parts: dict[int, ResponsePart] = {}
+        self._parts = GrowingParts()
         self._open: set[int] = set()
         self._keys: dict[Hashable, int] = {}
 
@@ -291,15 +292,15 @@ class NativeStreamDecoder:
         """Append ``text`` to a text, thinking or tool-call part and report the delta."""
         if not text:
             return
-        part = self._parts[index]
+        part = self._parts.base(index)
         if isinstance(part, ToolCallPart):
-            self._parts[index] = replace(part, args=part.args + text)
+            self._parts.grow(index, text)
             out.append(PartDeltaEvent(index, ToolCallPartDelta(args_delta=text)))
         elif isinstance(part, ThinkingPart):
-            self._parts[index] = replace(part, content=part.content + text)
+            self._parts.grow(index, text)
             out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
         elif isinstance(part, TextPart):
-            self._parts[index] = replace(part, content=part.content + text)
+            self._parts.grow(index, text)
             out.append(PartDeltaEvent(index, TextPartDelta(text)))
 
     # -- events -----------------------------------------------------------------------------

@@ -214,7 +214,7 @@ class StreamDecoder(NativeStreamDecoder):
                 index = self._start(TextPart("", provider=_provider()), out, block)
             self._grow(index, text, out)
         elif "toolUse" in delta:
-            if index is None or not isinstance(self._parts[index], ToolCallPart):
+            if index is None or not isinstance(self._parts.base(index), ToolCallPart):
                 raise _R.fail(where, f"tool input for block {block} before its toolUse start")
             args = _R.opt_str(_R.field_obj(delta, "toolUse", where), "input", f"{where}.toolUse")
             self._grow(index, args or "", out)
@@ -222,18 +222,19 @@ class StreamDecoder(NativeStreamDecoder):
             reasoning = _R.field_obj(delta, "reasoningContent", where)
             if index is None:
                 index = self._start(ThinkingPart("", provider=_provider()), out, block)
-            part = self._parts[index]
-            if not isinstance(part, ThinkingPart):
+            if not isinstance(self._parts.base(index), ThinkingPart):
                 raise _R.fail(where, f"reasoning delta for a non-reasoning block {block}")
             if "text" in reasoning:
                 self._grow(index, _R.str_(reasoning, "text", f"{where}.reasoningContent"), out)
             elif "signature" in reasoning:
                 signature = _R.str_(reasoning, "signature", f"{where}.reasoningContent")
+                part = self._parts[index]
+                assert isinstance(part, ThinkingPart)
                 self._parts[index] = replace(part, signature=(part.signature or "") + signature)
                 out.append(PartDeltaEvent(index, ThinkingPartDelta("", signature_delta=signature)))
             elif "redactedContent" in reasoning:
                 redacted = _R.str_(reasoning, "redactedContent", f"{where}.reasoningContent")
-                self._parts[index] = replace(part, provider=_provider(
+                self._parts[index] = replace(self._parts[index], provider=_provider(
                     {"redacted_content": redacted}))
         elif "citation" in delta:
             if index is None:

@@ -60,6 +60,7 @@ from zigai.model import (
     TextPartDelta,
     ThinkingPartDelta,
 )
+from zigai.model.stream import GrowingParts
 from zigai.providers._wire import JsonReader, details_or_none
 from zigai.providers.google._encode import CODE_EXECUTION, SIGNATURE_KEY, SYNTHESIZED_ID_KEY
 from zigai.providers.google._errors import GoogleDecodeError
@@ -131,7 +132,7 @@ class PartBuilder:
 
     def __init__(self, provider_name: str) -> None:
         self.provider_name = provider_name
-        self.parts: list[ResponsePart] = []
+        self.parts = GrowingParts()
         self._open: int | None = None  # index of the text/thinking part still growing
         self._calls = 0
         self._code_runs = 0
@@ -191,8 +192,7 @@ class PartBuilder:
 
     def _start(self, part: ResponsePart, out: list[ModelStreamEvent], *, keep_open: bool) -> None:
         self._close(out)
-        index = len(self.parts)
-        self.parts.append(part)
+        index = self.parts.append(part)
         out.append(PartStartEvent(index, part))
         if keep_open:
             self._open = index
@@ -241,7 +241,7 @@ class PartBuilder:
 
     def _text(self, text: str, thought: bool, signature: str | None,
               out: list[ModelStreamEvent]) -> None:
-        current = self.parts[self._open] if self._open is not None else None
+        current = self.parts.base(self._open) if self._open is not None else None
         kind = ThinkingPart if thought else TextPart
         if isinstance(current, kind) and self._open is not None:
             existing = (current.signature if isinstance(current, ThinkingPart)
@@ -251,7 +251,7 @@ class PartBuilder:
                 if text:
                     delta: Any = (ThinkingPartDelta(text) if thought else TextPartDelta(text))
                     out.append(PartDeltaEvent(index, delta))
-                    self.parts[index] = _grow(current, text)
+                    self.parts.grow(index, text)
                 if signature is not None:
                     grown: Any = self.parts[index]
                     updated = (replace(grown, signature=signature) if thought
@@ -275,7 +275,7 @@ class PartBuilder:
 
     @property
     def has_tool_call(self) -> bool:
-        return any(isinstance(p, ToolCallPart) for p in self.parts)
+        return any(isinstance(self.parts.base(i), ToolCallPart) for i in self.parts)
 
 
 def _signature_of(part: TextPart) -> str | None:
@@ -283,10 +283,6 @@ def _signature_of(part: TextPart) -> str | None:
         return None
     value = part.provider.details.get(SIGNATURE_KEY)
     return value if isinstance(value, str) else None
-
-
-def _grow(part: Any, text: str) -> Any:
-    return replace(part, content=part.content + text)
 
 
 class _Chunks:
@@ -369,7 +365,7 @@ def decode_response(
     state.chunk(body, "$")
     state.builder.finish()
     return ResponseMessage(
-        parts=tuple(state.builder.parts),
+        parts=tuple(state.builder.parts.values()),
         usage=state.usage,
         model_name=state.model_name,
         provider_name=provider_name,

@@ -48,6 +48,7 @@ from zigai.model import (
     ThinkingPartDelta,
     ToolCallPartDelta,
 )
+from zigai.model.stream import GrowingParts
 from zigai.provider import ProviderServerError, parse_provider_json
 from zigai.providers._wire import details_or_none
 from zigai.providers.openai.decode import (
@@ -78,7 +79,7 @@ class StreamDecoder:
         self.model_name: str | None = None
         self.completed = False
         self._next = 0
-        self._parts: dict[int, ResponsePart] = {}
+        self._parts = GrowingParts()
         self._open: set[int] = set()
         self._text: dict[tuple[str | None, int], int] = {}  # (item id, content index) -> index
         self._items: dict[str, int] = {}  # reasoning / function-call item id -> index
@@ -131,13 +132,8 @@ class StreamDecoder:
         return self._text[key]
 
     def _delta_text(self, index: int, text: str) -> None:
-        part = self._parts[index]
-        if isinstance(part, TextPart):
-            self._parts[index] = replace(part, content=part.content + text)
-        elif isinstance(part, ThinkingPart):
-            self._parts[index] = replace(part, content=part.content + text)
-        elif isinstance(part, ToolCallPart):
-            self._parts[index] = replace(part, args=part.args + text)
+        if isinstance(self._parts.base(index), (TextPart, ThinkingPart, ToolCallPart)):
+            self._parts.grow(index, text)
 
     # -- feeding --------------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ Invariants
     * Every started part gets exactly one ``part_end`` carrying its final value, emitted in
       index order when the stream finishes (``[DONE]`` or end of input).  A stream that
       finishes before any chunk raises :class:`OpenAICompatibleDecodeError`.
+    * Growing parts keep their deltas in :class:`~zigai.model.stream.GrowingParts`, so
+      accumulation is linear in the streamed length.
     * A tool call's first delta must carry its ``id`` and ``function.name``; later deltas for
       that index append argument text.
     * Usage (the ``include_usage`` chunk with empty ``choices``) is reported separately, never
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
 
 from zigai.messages import (
@@ -32,7 +33,6 @@ from zigai.messages import (
     ProviderDetails,
     ResponsePart,
     TextPart,
-    ThinkingPart,
     ToolCallPart,
 )
 from zigai.model import (
@@ -44,6 +44,7 @@ from zigai.model import (
     ThinkingPartDelta,
     ToolCallPartDelta,
 )
+from zigai.model.stream import GrowingParts
 from zigai.provider import ProviderLineStream, ProviderServerError, parse_provider_json
 from zigai.providers._wire import DecodedLineStream, details_or_none
 from zigai.providers.openai_compatible.decode import (
@@ -73,7 +74,7 @@ class StreamDecoder:
         self.model_name: str | None = None
         self.details: dict[str, Any] = {}
         self.done = False
-        self._parts: dict[int, ResponsePart] = {}
+        self._parts = GrowingParts()
         self._thinking: int | None = None
         self._text: int | None = None
         self._tools: dict[int, int] = {}
@@ -84,8 +85,7 @@ class StreamDecoder:
         return details_or_none(self.details)
 
     def _start(self, part: ResponsePart) -> tuple[int, PartStartEvent]:
-        index = len(self._parts)
-        self._parts[index] = part
+        index = self._parts.append(part)
         return index, PartStartEvent(index, part)
 
     def feed(self, event: SseEvent) -> list[ModelStreamEvent]:
@@ -193,18 +193,14 @@ class StreamDecoder:
         if self._thinking is None:
             self._thinking, event = self._start(thinking_part(self.provider_name, field, value))
             return event
-        part = self._parts[self._thinking]
-        assert isinstance(part, ThinkingPart)
-        self._parts[self._thinking] = replace(part, content=part.content + value)
+        self._parts.grow(self._thinking, value)
         return PartDeltaEvent(self._thinking, ThinkingPartDelta(value))
 
     def _text_delta(self, value: str) -> ModelStreamEvent:
         if self._text is None:
             self._text, event = self._start(TextPart(value))
             return event
-        part = self._parts[self._text]
-        assert isinstance(part, TextPart)
-        self._parts[self._text] = replace(part, content=part.content + value)
+        self._parts.grow(self._text, value)
         return PartDeltaEvent(self._text, TextPartDelta(value))
 
     def _tool_delta(self, call: Any, path: str, position: int) -> list[ModelStreamEvent]:
@@ -233,9 +229,7 @@ class StreamDecoder:
             return [event]
         if not arguments:
             return []
-        part = self._parts[index]
-        assert isinstance(part, ToolCallPart)
-        self._parts[index] = replace(part, args=part.args + arguments)
+        self._parts.grow(index, arguments)
         return [PartDeltaEvent(index, ToolCallPartDelta(args_delta=arguments))]
 
     def finish(self) -> list[ModelStreamEvent]:
