@@ -395,6 +395,30 @@ def test_stream_reports_malformed_chunks_and_in_stream_errors() -> None:
         _decode_chunks([b"data: {not json\n\n"])
 
 
+def test_a_stream_cut_off_before_finish_reason_and_done_is_a_decode_error() -> None:
+    events = STREAM.split(b"\n\n")
+    finish_chunk = next(i for i, e in enumerate(events) if b"\"finish_reason\":\"" in e)
+    for keep in range(1, finish_chunk + 1):  # every cut before the finish_reason chunk
+        cut = b"\n\n".join(events[:keep]) + b"\n\n"
+        with pytest.raises(oc.OpenAICompatibleDecodeError, match="cut off") as caught:
+            _decode_chunks([cut])
+        assert caught.value.path == "$stream"
+    # the finish_reason chunk arrived: a server that omits [DONE] is still complete
+    whole = b"\n\n".join(events[:finish_chunk + 1]) + b"\n\n"
+    assert [type(e) for e in _decode_chunks([whole])[0]][-1] is PartEndEvent
+    # [DONE] without any finish_reason is an explicit, complete end too
+    done_only = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n'
+    assert _decode_chunks([done_only])[0][-1] == PartEndEvent(0, TextPart("x"))
+
+
+def test_the_client_rejects_a_truncated_stream() -> None:
+    truncated = STREAM[:STREAM.index(b'data: {"choices":[{"index":0,"delta":{"content":" world"}')]
+    client, _ = _client(lambda request: MockResponse(200, (), truncated), "m")
+    with pytest.raises(oc.OpenAICompatibleDecodeError, match="cut off"):
+        with client.stream(_request()) as streamed:
+            list(streamed)
+
+
 def test_client_stream_over_http_builds_the_buffered_equivalent() -> None:
     client, transport = _client(lambda request: MockResponse(200, (), STREAM), "m")
     with client.stream(_request()) as streamed:

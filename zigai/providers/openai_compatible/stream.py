@@ -13,7 +13,8 @@ Invariants
       (``delta.content``) and one function-call part per wire ``tool_calls[].index``.
     * Every started part gets exactly one ``part_end`` carrying its final value, emitted in
       index order when the stream finishes (``[DONE]`` or end of input).  A stream that
-      finishes before any chunk raises :class:`OpenAICompatibleDecodeError`.
+      finishes before any chunk, or whose input ends with neither ``[DONE]`` nor a
+      ``finish_reason``, raises :class:`OpenAICompatibleDecodeError`.
     * Growing parts keep their deltas in :class:`~zigai.model.stream.GrowingParts`, so
       accumulation is linear in the streamed length.
     * A tool call's first delta must carry its ``id`` and ``function.name``; later deltas for
@@ -79,6 +80,7 @@ class StreamDecoder:
         self._text: int | None = None
         self._tools: dict[int, int] = {}
         self._chunks = 0
+        self._done_marker = False
 
     @property
     def provider_details(self) -> ProviderDetails | None:
@@ -96,6 +98,7 @@ class StreamDecoder:
         if not data:
             return []
         if data == "[DONE]":
+            self._done_marker = True
             return self.finish()
         path = f"$[chunk {self._chunks}]"
         self._chunks += 1
@@ -237,13 +240,20 @@ class StreamDecoder:
 
         A stream that ends before its first chunk carries no response at all (for example a
         server that answered ``stream: true`` with a buffered JSON body, whose lines are not
-        SSE ``data:`` fields): that is a decode error, never an empty response.
+        SSE ``data:`` fields): that is a decode error, never an empty response.  So is a
+        stream whose input ends with neither ``[DONE]`` nor any ``finish_reason``: it was
+        cut off, and its parts are not the whole answer.
         """
         if self.done:
             return []
         if self._chunks == 0:
             raise decode_error("stream ended without any chunk", path="$stream",
                                provider_name=self.provider_name)
+        if not self._done_marker and self.raw_finish_reason is None:
+            raise decode_error(
+                "stream ended without a finish_reason or [DONE]: the response was cut off",
+                path="$stream", provider_name=self.provider_name,
+            )
         self.done = True
         return [PartEndEvent(i, self._parts[i]) for i in sorted(self._parts)]
 
