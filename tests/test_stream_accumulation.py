@@ -66,7 +66,7 @@ def test_chat_completions_text_thinking_and_arguments(copies: list[int]) -> None
     first = {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": ""}}]}
     events += decoder.feed(_data({"choices": [{"index": 0, "delta": first}]}))
     for n in range(DELTAS):
-        delta = {"reasoning_content": "r", "content": "t%d," % n,
+        delta = {"reasoning_content": "r", "content": f"t{n},",
                  "tool_calls": [{"index": 0, "function": {"arguments": "a"}}]}
         events += decoder.feed(_data({"choices": [{"index": 0, "delta": delta}]}))
     events += decoder.feed(_data({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
@@ -74,7 +74,7 @@ def test_chat_completions_text_thinking_and_arguments(copies: list[int]) -> None
     assert copies[0] <= 3  # one join per part when it ends, never one copy per delta
     assert _final(events, 0).args == "a" * DELTAS
     assert _final(events, 1).content == "r" * DELTAS
-    assert _final(events, 2).content == "".join("t%d," % n for n in range(DELTAS))
+    assert _final(events, 2).content == "".join(f"t{n}," for n in range(DELTAS))
 
 
 def test_responses_text_deltas(copies: list[int]) -> None:
@@ -84,9 +84,9 @@ def test_responses_text_deltas(copies: list[int]) -> None:
     events: list[Any] = []
     for n in range(DELTAS):
         events += decoder.feed(_data({"type": "response.output_text.delta", "item_id": "m1",
-                                      "content_index": 0, "delta": "%d " % n}))
+                                      "content_index": 0, "delta": f"{n} "}))
     assert copies[0] == 0
-    assert decoder._parts[0].content == "".join("%d " % n for n in range(DELTAS))
+    assert decoder._parts[0].content == "".join(f"{n} " for n in range(DELTAS))
 
 
 def test_google_text_chunks(copies: list[int]) -> None:
@@ -96,11 +96,11 @@ def test_google_text_chunks(copies: list[int]) -> None:
     events: list[Any] = []
     for n in range(DELTAS):
         events += decoder.feed(_data(
-            {"candidates": [{"content": {"role": "model", "parts": [{"text": "%d " % n}]}}]}
+            {"candidates": [{"content": {"role": "model", "parts": [{"text": f"{n} "}]}}]}
         ))
     events += decoder.finish()
     assert copies[0] <= 1
-    assert _final(events, 0).content == "".join("%d " % n for n in range(DELTAS))
+    assert _final(events, 0).content == "".join(f"{n} " for n in range(DELTAS))
 
 
 def test_native_part_bookkeeping(copies: list[int]) -> None:
