@@ -427,3 +427,36 @@ def test_a_session_url_header_is_kept_only_when_redacted() -> None:
     for value in (live, redacted + "?upload_id=1"):
         with pytest.raises(CassetteFormatError, match="sensitive header 'x-goog-upload-url'"):
             parse_cassette(head.replace("@URL@", value), "live.yaml")
+
+
+def test_recorded_response_bodies_never_keep_the_requests_key_in_any_json_spelling() -> None:
+    key = "sk-live-CANARY/42"
+    escaped = "".join(f"\\u{ord(c):04x}" for c in key)
+
+    def echo(request: TransportRequest) -> MockResponse:
+        if request.url.endswith("/stream"):
+            return MockResponse.of_text(f'data: {{"echo":"{escaped}"}}\n\ndata: [DONE]\n')
+        status = 401 if "401" in request.url else 500
+        slashed = key.replace("/", "\\/")
+        body = f'{{"error":{{"message":"bad key {key}","raw":"{escaped}","slash":"{slashed}"}}}}'
+        assert json.loads(body)["error"]["slash"] == key
+        return MockResponse(status, (("x-request-id", key),), body.encode())
+
+    recorder = RecordingTransport(MockTransport(echo), safe_response_headers=["x-request-id"])
+    bearer = (("authorization", f"Bearer {key}"),)
+    for url in (URL + "?401", URL + "?500"):
+        assert key in recorder.send(TransportRequest("POST", url, headers=bearer, body=b"{}")).body.decode()
+    with recorder.stream_lines(TransportRequest("POST", "https://api.example.com/stream",
+                                                headers=bearer, body=b"{}")) as stream:
+        list(stream.lines())
+    by_query = RecordingTransport(MockTransport(echo))
+    by_query.send(TransportRequest("POST", URL + "?key=" + key.replace("/", "%2F") + "&s=500"))
+    by_filter = RecordingTransport(MockTransport(echo), filters=CassetteFilters(secrets=(key,)))
+    by_filter.send(TransportRequest("POST", URL + "?500", body=b"{}"))
+    assert "CANARY" not in recorder.dump() and "CANARY" not in by_filter.dump()
+    recorded = [i for r in (recorder, by_query, by_filter) for i in r.interactions]
+    assert len(recorded) == 5
+    for interaction in recorded:  # the query key stays in the URI: url filters own request URIs
+        kept = json.dumps([interaction.response_body.content, interaction.response_headers])
+        assert "CANARY" not in kept and "\\u0043" not in kept.lower()
+        assert "[REDACTED]" in kept

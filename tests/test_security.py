@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import pytest
 
@@ -285,3 +286,82 @@ def test_redactor_bundles_the_configuration() -> None:
         ("x-tenant", REDACTED),
     )
     assert redactor.text("use k-1", max_chars=100) == f"use {REDACTED}"
+
+
+# ------------------------------------------------------------------ JSON spellings of secrets
+
+
+def _unicode_escaped(text: str, upper: bool = False) -> str:
+    units = text.encode("utf-16-be")
+    codes = (int.from_bytes(units[i:i + 2], "big") for i in range(0, len(units), 2))
+    return "".join((f"\\u{code:04X}" if upper else f"\\u{code:04x}") for code in codes)
+
+
+def test_redaction_catches_every_json_spelling_of_a_secret() -> None:
+    import json
+
+    from zigai.security import redact_bytes, redact_text
+
+    key = 'sk-"live"/\\Ω😀\n'
+    spellings = [
+        json.dumps(key), json.dumps(key, ensure_ascii=False),
+        '"' + _unicode_escaped(key) + '"', '"' + _unicode_escaped(key, upper=True) + '"',
+        '"sk-\\"li\\u0076e\\"\\/\\\\\\u03a9\\ud83d\\ude00\\n"',  # a mix of escapes
+    ]
+    for spelled in spellings:
+        assert json.loads(spelled) == key  # each really is a JSON spelling of the key
+        body = '{"error":{"message":"bad key ' + spelled[1:-1] + '"}}'
+        assert redact_text(body, [key]) == '{"error":{"message":"bad key [REDACTED]"}}'
+        assert redact_bytes(body.encode(), [key]) == b'{"error":{"message":"bad key [REDACTED]"}}'
+    # one character short is not the secret; text without backslashes takes the fast path
+    near = json.dumps(key[:-1], ensure_ascii=True)
+    assert redact_text(near, [key]) == near
+    assert redact_text("plain sk-x", ["sk-x"]) == "plain [REDACTED]"
+
+
+def test_provider_error_bodies_and_messages_redact_escaped_echoes() -> None:
+    from zigai.errors import ProviderRequestError
+    from zigai.provider import raise_provider_error
+
+    key = "sk-CANARY-1234"
+    body = ('{"error":{"message":"invalid key ' + _unicode_escaped(key) + '","code":"bad"}}').encode()
+    views: list[Any] = []
+    with pytest.raises(ProviderRequestError) as caught:
+        raise_provider_error(provider_name="p", status=401, body=body, request_id=None,
+                             retry_after_s=None, secrets=[key], observer=views.append,
+                             capture_body=True)
+    assert "CANARY" not in str(caught.value) and "CANARY" not in (caught.value.message or "")
+    assert views and b"\\u0043" not in views[0].body and b"[REDACTED]" in views[0].body
+
+
+def _reachable_text(error: BaseException) -> str:
+    """Everything an error keeps through its cause/context chain (attributes and args)."""
+    seen: list[str] = []
+    current: BaseException | None = error
+    while current is not None:
+        seen.append(repr(current.args))
+        seen.append(repr(getattr(current, "__dict__", {})))
+        for name in ("doc", "object"):  # JSONDecodeError.doc, UnicodeDecodeError.object
+            seen.append(repr(getattr(current, name, "")))
+        current = current.__cause__ or current.__context__
+    return "\n".join(seen)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"echo": "sk-CANARY-77" ,,}', b'{"echo": "sk-CANARY-77\xff"}', b'{"echo": "sk-CANARY-77"'],
+    ids=["malformed", "not utf-8", "truncated"],
+)
+def test_a_decode_error_keeps_no_raw_body_in_its_chain(body: bytes) -> None:
+    from zigai import json as zjson
+    from zigai.provider import ProviderResponseDecodeError, parse_provider_json
+
+    with pytest.raises(ProviderResponseDecodeError) as caught:
+        parse_provider_json(body)
+    assert "CANARY" not in _reachable_text(caught.value)
+    for call in (lambda: zjson.parse(body, zjson.defaults.provider_response),
+                 lambda: zjson.validate(body, zjson.defaults.provider_response),
+                 lambda: zjson.parse(body, zjson.defaults.provider_response, ValueError)):
+        with pytest.raises((zjson.JsonError, ValueError)) as failed:
+            call()
+        assert "CANARY" not in _reachable_text(failed.value)

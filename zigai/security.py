@@ -17,7 +17,8 @@ Invariants
       non-dotted-quad spelling (``127.1``, ``0x7f.0.0.1``, ``2130706433``); IPv6 zone ids.
       Because of that, Python's URL parser and urllib3's parser see the same host.
     * Exact sensitive values are redacted *before* any truncation, so a cut can never leave a
-      partial secret behind.
+      partial secret behind; every JSON string spelling of a value (``\\u`` escapes, short
+      escapes, in any mix) counts as an occurrence.
 
 DNS: :meth:`UrlPolicy.check` never resolves names.  A public name whose A/AAAA record points
 at a private or loopback address (including "rebinding" names and wildcard services such as
@@ -30,6 +31,7 @@ the check and the connect.
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -45,6 +47,7 @@ __all__ = [
     "UrlPolicyViolation",
     "UrlRejection",
     "is_sensitive_header_name",
+    "redact_bytes",
     "redact_headers",
     "redact_text",
 ]
@@ -421,17 +424,70 @@ def is_sensitive_header_name(name: str, extra: Iterable[str] = ()) -> bool:
     return False
 
 
-def redact_text(text: str, secrets: Iterable[str] = (), max_chars: int | None = None) -> str:
-    """Replace every exact occurrence of each secret, then truncate to ``max_chars``.
+_JSON_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f",
+                       "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-    Redaction runs first so truncation cannot expose a prefix of a secret.  Empty secrets are
-    ignored; longer secrets are replaced before shorter ones they may contain.
+
+def _hex_escape(code: int) -> str:
+    """A pattern for ``\\uXXXX`` of one UTF-16 code unit, hex digits in either case."""
+    return "\\\\u" + "".join(
+        f"[{digit}{digit.upper()}]" if digit.isalpha() else digit for digit in f"{code:04x}"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _json_spellings(secret: str) -> re.Pattern[str]:
+    """Every way a JSON string can spell ``secret``: each character as itself (when JSON
+    allows it unescaped), as its short escape (``\\/``, ``\\n`` ...) or as ``\\uXXXX``
+    (a surrogate pair above the BMP), in any mix."""
+    units = []
+    for char in secret:
+        code = ord(char)
+        choices = []
+        if code >= 0x20 and char not in '"\\':
+            choices.append(re.escape(char))
+        if char in _JSON_SHORT_ESCAPES:
+            choices.append(re.escape(_JSON_SHORT_ESCAPES[char]))
+        if code > 0xFFFF:
+            high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+            choices.append(_hex_escape(high) + _hex_escape(low))
+        else:
+            choices.append(_hex_escape(code))
+        units.append("(?:" + "|".join(choices) + ")")
+    return re.compile("".join(units))
+
+
+def redact_text(text: str, secrets: Iterable[str] = (), max_chars: int | None = None) -> str:
+    """Replace every occurrence of each secret, then truncate to ``max_chars``.
+
+    An occurrence is the exact value or any JSON string spelling of it (characters written
+    as ``\\uXXXX`` or short escapes, in any mix), since provider bodies echo keys inside
+    JSON.  Redaction runs first so truncation cannot expose a prefix of a secret.  Empty
+    secrets are ignored; longer secrets are replaced before shorter ones they may contain.
     """
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, REDACTED)
+        if "\\" in text:
+            text = _json_spellings(secret).sub(REDACTED, text)
     if max_chars is not None and len(text) > max_chars:
         text = text[:max_chars]
     return text
+
+
+@functools.lru_cache(maxsize=256)
+def _json_spellings_bytes(secret: str) -> re.Pattern[bytes]:
+    return re.compile(_json_spellings(secret).pattern.encode("utf-8"))
+
+
+def redact_bytes(data: bytes, secrets: Iterable[str] = ()) -> bytes:
+    """:func:`redact_text` for raw bodies: every secret, as UTF-8 or in any JSON spelling,
+    becomes ``[REDACTED]``; bytes that are not UTF-8 are left as they are."""
+    marker = REDACTED.encode()
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        data = data.replace(secret.encode("utf-8", "surrogatepass"), marker)
+        if b"\\" in data:
+            data = _json_spellings_bytes(secret).sub(marker, data)
+    return data
 
 
 def redact_headers(

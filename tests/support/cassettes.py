@@ -28,12 +28,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
 from support.mock_transport import respond_buffered, respond_streamed
-from zigai.security import is_sensitive_header_name
+from zigai.security import is_sensitive_header_name, redact_bytes, redact_text
 from zigai.transport import (
     Headers,
     Limits,
@@ -109,12 +109,16 @@ class CassetteFilters:
     ``json_omit_keys`` recursively drops volatile keys from JSON bodies; ``url`` rewrites
     request URLs (e.g. to strip a session id); ``request_body`` maps a whole request to the
     body bytes a recording keeps (e.g. :mod:`support.file_redaction`).  Filters only ever
-    touch recorded copies.
+    touch recorded copies.  ``secrets`` are values (keys, tokens) scrubbed from every recorded
+    response body and header in any spelling JSON allows; :class:`RecordingTransport` adds
+    the values of each request's sensitive headers and query parameters on its own.  (Request
+    URLs and bodies are matched on replay, so ``url`` / ``request_body`` filters own those.)
     """
 
     json_omit_keys: frozenset[str] = frozenset()
     url: Callable[[str], str] | None = None
     request_body: Callable[[TransportRequest], bytes | None] | None = None
+    secrets: tuple[str, ...] = ()
 
     def apply_url(self, url: str) -> str:
         return url if self.url is None else self.url(url)
@@ -505,8 +509,35 @@ class RecordingTransport:
         self.safe_response_headers = safe
         self.interactions: list[Interaction] = []
 
-    def _record(self, request: TransportRequest, status: int, headers: Headers, body: Body | None) -> None:
-        kept = tuple((k.lower(), v) for k, v in headers if k.lower() in self.safe_response_headers)
+    def _secrets(self, request: TransportRequest) -> tuple[str, ...]:
+        """The filters' secrets plus the credentials this request carries (header values, with
+        an auth scheme word stripped, and sensitive query parameters)."""
+        found = set(self.filters.secrets)
+        for name, value in request.headers:
+            if is_sensitive_header_name(name) and value.strip():
+                found.add(value.strip())
+                scheme, _, credential = value.strip().partition(" ")
+                if credential.strip() and scheme.isalpha():
+                    found.add(credential.strip())
+        for name, value in parse_qsl(urlsplit(request.url).query, keep_blank_values=False):
+            if is_sensitive_header_name(name) or name.lower() in ("key", "api_key", "apikey"):
+                found.add(value)
+        return tuple(sorted(value for value in found if len(value) >= 4))
+
+    def _record(
+        self, request: TransportRequest, status: int, headers: Headers, body: bytes | None,
+        *, as_text: bool = False,
+    ) -> None:
+        secrets = self._secrets(request)
+        kept = tuple(
+            (k.lower(), redact_text(v, secrets))
+            for k, v in headers if k.lower() in self.safe_response_headers
+        )
+        scrubbed = None if body is None else redact_bytes(body, secrets)
+        if as_text:  # SSE and other line streams stay text (a literal block in YAML)
+            recorded = Body("text", scrubbed.decode("utf-8")) if scrubbed else None
+        else:
+            recorded = _classify(scrubbed, self.filters)
         self.interactions.append(
             Interaction(
                 method=request.method,
@@ -514,13 +545,13 @@ class RecordingTransport:
                 request_body=_classify(self.filters.apply_body(request), self.filters),
                 status=status,
                 response_headers=kept,
-                response_body=body,
+                response_body=recorded,
             )
         )
 
     def send(self, request: TransportRequest) -> TransportResponse:
         response = self.inner.send(request)
-        self._record(request, response.status, response.headers, _classify(response.body, self.filters))
+        self._record(request, response.status, response.headers, response.body)
         return response
 
     @contextmanager
@@ -529,11 +560,8 @@ class RecordingTransport:
             recorder = _RecordingStream(inner)
             yield recorder
         data = b"".join(recorder.recorded)
-        if recorder.read_whole_body:
-            body = _classify(data, self.filters)
-        else:  # SSE and other line streams stay text (a literal block in YAML)
-            body = Body("text", data.decode("utf-8")) if data else None
-        self._record(request, recorder.status, recorder.headers, body)
+        self._record(request, recorder.status, recorder.headers, data,
+                     as_text=not recorder.read_whole_body)
 
     def stream_lines(self, request: TransportRequest) -> Any:
         return self._stream(request)

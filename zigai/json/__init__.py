@@ -143,13 +143,28 @@ def _decode(decoder: json.JSONDecoder, text: str, limits: Limits) -> Any:
         ) from None
 
 
+def _detached(exc: JsonError) -> JsonError:
+    """``exc`` without the stdlib error it was raised while handling.
+
+    ``raise ... from None`` only hides the context: ``JSONDecodeError.doc`` and
+    ``UnicodeDecodeError.object`` hold the whole (untrusted, maybe secret-bearing) document,
+    and an error kept in a log, a result or a retry record would keep it reachable.
+    """
+    exc.__context__ = None
+    exc.__cause__ = None
+    return exc
+
+
 def validate(data: JsonInput, limits: Limits) -> None:
     """Check that ``data`` is one JSON document within ``limits``; build no value graph.
 
     Raises :class:`MalformedJson` or one of the four limit errors.
     """
-    text = preflight(data, limits)
-    _decode(_CHECKING, text, limits)
+    try:
+        text = preflight(data, limits)
+        _decode(_CHECKING, text, limits)
+    except JsonError as exc:
+        raise _detached(exc) from None
 
 
 def validate_as(data: JsonInput, limits: Limits, error: type[Exception]) -> None:
@@ -181,8 +196,8 @@ def parse(data: JsonInput, limits: Limits, error: type[Exception] | None = None)
         return _decode(_BUILDING, text, limits)
     except JsonError as exc:
         if error is None:
-            raise
-        raise error(str(exc)) from exc
+            raise _detached(exc) from None
+        raise error(str(exc)) from _detached(exc)
 
 
 parse_leaky = parse

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zigai.errors import JsonError, ProviderRequestError
-from zigai.security import REDACTED, redact_text
+from zigai.security import redact_bytes, redact_text
 
 _log = logging.getLogger("zigai.provider")
 
@@ -236,11 +236,8 @@ def decode_error_body(
 
 
 def redact_body(body: bytes, secrets: Iterable[str]) -> bytes:
-    """``body`` with every exact secret occurrence (as UTF-8 bytes) replaced."""
-    marker = REDACTED.encode()
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        body = body.replace(secret.encode("utf-8"), marker)
-    return body
+    """``body`` with every secret occurrence (UTF-8 or any JSON spelling) replaced."""
+    return redact_bytes(body, secrets)
 
 
 def raise_provider_error(
