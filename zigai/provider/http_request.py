@@ -34,6 +34,9 @@ class ProviderHttpRequest:
     model profile) or, when that is None, under the provider's configured idempotency header;
     with neither, no key is sent.  ``response_header_sink`` is passed to the transport, which
     shows it the raw response head while the response is open (trusted adapter code only).
+    ``media_urls`` are the media URLs the encoded body carries (the provider fetches them):
+    the provider checks each against its URL policy before sending, as it checks its own
+    endpoint, so a direct model call cannot send a host the policy refuses.
     """
 
     path: str
@@ -49,10 +52,14 @@ class ProviderHttpRequest:
     max_error_body_bytes: int = 4096
     response_header_sink: ResponseHeaderSink | None = None
     body: bytes | None = None
+    media_urls: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, str):
             raise TypeError("ProviderHttpRequest.path must be a string")
+        object.__setattr__(self, "media_urls", tuple(self.media_urls))
+        if not all(isinstance(url, str) for url in self.media_urls):
+            raise TypeError("ProviderHttpRequest.media_urls must be strings")
         if self.body is not None:
             if not isinstance(self.body, bytes):
                 raise TypeError("ProviderHttpRequest.body must be bytes or None")

@@ -403,6 +403,8 @@ class Configured(ProviderOperations):
         url = join_endpoint(self.api_root, request.path,
                             allow_encoded_slash=self.encoded_slash_in_paths)
         self.url_policy.check(url)
+        for media in request.media_urls:  # the provider fetches these: same policy
+            self.url_policy.check(media)
         headers = self._headers_for(request)
         body: bytes | None = request.body
         if request.json_body is not None:

@@ -31,7 +31,7 @@ from zigai.errors import ProviderError
 from zigai.messages import ProviderDetails, ResponseMessage
 from zigai.model import ModelRequest
 from zigai.provider import ProviderHttpRequest, ProviderHttpResponse, ProviderResponseDecodeError
-from zigai.providers._wire import JsonReader, effective_request
+from zigai.providers._wire import JsonReader, effective_request, media_urls
 from zigai.providers.mistral._decode import decode_response
 from zigai.providers.mistral._encode import encode_append
 from zigai.providers.mistral._errors import InvalidConversationId, MistralDecodeError
@@ -177,6 +177,7 @@ class Session:
             error_observer=request.error_observer,
             capture_error_body=request.capture_error_body,
             max_error_body_bytes=request.max_error_body_bytes,
+            media_urls=media_urls(request),
         )
         response = self.provider.send(http)
         try:
