@@ -404,3 +404,25 @@ def test_an_agent_run_does_not_retry_an_oversized_response_head(transport: HttpT
         with pytest.raises(ResponseHeadersTooLarge):
             agent.run("hi", timeout_ms=5000)
         assert server.connections == 1
+
+
+def test_a_stalled_tls_handshake_is_bounded_by_the_deadline_and_by_a_cancel(
+    transport: HttpTransport,
+) -> None:
+    # the server accepts TCP and never answers the ClientHello
+    with RawServer(_never_answers) as server:
+        url = server.url("/", scheme="https")
+        began = time.monotonic()
+        with pytest.raises(TransportTimedOut):
+            transport.send(TransportRequest("GET", url, deadline=began + BUDGET))
+        assert time.monotonic() - began < BUDGET + SLACK
+        token = CancellationToken()
+        timer = threading.Timer(CANCEL_AFTER, token.cancel)
+        began = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(Cancelled):
+                transport.send(TransportRequest("GET", url, cancellation=token))
+        finally:
+            timer.cancel()
+        assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK

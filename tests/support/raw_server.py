@@ -61,6 +61,10 @@ class RawServer:
         with self._lock:
             for conn in self._open:
                 try:
+                    conn.shutdown(socket.SHUT_RDWR)  # wakes a serving thread blocked in recv
+                except OSError:
+                    pass
+                try:
                     conn.close()
                 except OSError:
                     pass
