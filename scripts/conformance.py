@@ -46,8 +46,8 @@ FAMILIES = frozenset(
 )
 STREAMED_FAMILIES = frozenset({"streamed-text", "streamed-function-tool", "thinking"})
 EXPECT_KEYS = frozenset(
-    {"output", "output_contains", "tool_calls", "requests", "thinking", "error", "status",
-     "file", "download_json"}
+    {"output", "output_contains", "tool_calls", "native_tool_calls", "requests", "thinking",
+     "error", "status", "file", "download_json"}
 )
 SCENARIO_KEYS = frozenset(
     {"match", "family", "system", "prompt", "tool", "settings", "output_schema", "output_name",
@@ -420,10 +420,6 @@ def _build_agent(scenario: Scenario, model: Any) -> Any:
     if scenario.system is not None:
         kwargs["system_prompt"] = scenario.system
     if scenario.builtin_tools:
-        import dataclasses
-
-        if "builtin_tools" not in {f.name for f in dataclasses.fields(Agent)}:
-            raise Skip("Agent.builtin_tools is not implemented yet (issue 13, loop)")
         from zigai.model import ManagedTool
 
         kwargs["builtin_tools"] = tuple(ManagedTool(name) for name in scenario.builtin_tools)
@@ -488,6 +484,13 @@ def _tool_calls(messages: Iterable[Any]) -> list[dict[str, Any]]:
     return calls
 
 
+def _native_tool_calls(messages: Iterable[Any]) -> list[str]:
+    from zigai.messages import NativeToolCallPart, ResponseMessage
+
+    return [part.tool_name for message in messages if isinstance(message, ResponseMessage)
+            for part in message.parts if isinstance(part, NativeToolCallPart)]
+
+
 def check_result(result: Any, expect: dict[str, Any]) -> None:
     from zigai.messages import ResponseMessage, ThinkingPart
 
@@ -506,6 +509,12 @@ def check_result(result: Any, expect: dict[str, Any]) -> None:
         got_calls = _tool_calls(result.messages)
         if got_calls != expect["tool_calls"]:
             raise AssertionError(f"tool calls {got_calls!r} != expected {expect['tool_calls']!r}")
+    if "native_tool_calls" in expect:
+        got_native = _native_tool_calls(result.messages)
+        if got_native != expect["native_tool_calls"]:
+            raise AssertionError(
+                f"provider-run tool calls {got_native!r} != expected {expect['native_tool_calls']!r}"
+            )
     if "requests" in expect and result.usage.requests != expect["requests"]:
         raise AssertionError(f"{result.usage.requests} model requests, expected {expect['requests']}")
     if expect.get("thinking"):

@@ -141,14 +141,14 @@ def test_file_recordings_replay_strictly(conformance_root: Path, tmp_path: Path,
 PNG = "iVBORw0KGgo="  # the PNG signature, base64
 
 
-def _responses_cassette(tmp_path: Path, input_item: str, tools: str = "") -> Path:
+def _responses_cassette(tmp_path: Path, input_item: str, tools: str = "", output: str = "") -> Path:
     cassette = tmp_path / "case.yaml"
     cassette.write_text(
         "version: 1\ninteractions:\n- request:\n    method: POST\n"
         "    uri: https://api.openai.com/v1/responses\n    headers: {}\n"
         f"    body: {{type: json, content: {{model: gpt-4o-mini, input: [{input_item}]{tools}}}}}\n"
         "  response:\n    status: 200\n    headers: {}\n"
-        "    body: {type: json, content: {status: completed, output: [{type: message, id: m1,"
+        f"    body: {{type: json, content: {{status: completed, output: [{output}{{type: message, id: m1,"
         " content: [{type: output_text, text: pong}]}]}}\n",
         encoding="utf-8",
     )
@@ -168,23 +168,22 @@ def test_a_prompt_list_sends_text_and_image_parts_of_one_prompt(tmp_path: Path) 
     assert conformance.run([cassette], scenarios, out) == (1, 0, 0), out.getvalue()
 
 
-def test_builtin_tools_reach_the_request_or_skip_with_the_reason(tmp_path: Path) -> None:
+def test_builtin_tools_reach_the_request_and_provider_run_calls_are_expected(tmp_path: Path) -> None:
     item = "{type: message, role: user, content: Search.}"
-    cassette = _responses_cassette(tmp_path, item, ", tools: [{type: web_search}]")
-    scenarios = conformance.load_scenarios(_write(tmp_path, (
+    search = "{type: web_search_call, id: ws_1, status: completed, action: {type: search, query: q}}, "
+    cassette = _responses_cassette(tmp_path, item, ", tools: [{type: web_search}]", search)
+    scenario = (
         "scenarios:\n  - match: 'case.yaml'\n    family: buffered\n    prompt: Search.\n"
-        "    builtin_tools: [web_search]\n    expect: {output: pong}\n"
-    )))
+        "    builtin_tools: [web_search]\n    expect: {output: pong, native_tool_calls: %s}\n"
+    )
+    scenarios = conformance.load_scenarios(_write(tmp_path, scenario % "[web_search]"))
     assert scenarios[0].builtin_tools == ("web_search",)
     out = io.StringIO()
-    result = conformance.run([cassette], scenarios, out)
-    import dataclasses
-
-    if "builtin_tools" in {f.name for f in dataclasses.fields(Agent)}:
-        assert result == (1, 0, 0), out.getvalue()
-    else:
-        assert result == (0, 0, 1)
-        assert "Agent.builtin_tools is not implemented yet" in out.getvalue()
+    assert conformance.run([cassette], scenarios, out) == (1, 0, 0), out.getvalue()
+    wrong = conformance.load_scenarios(_write(tmp_path, scenario % "[]"))
+    out = io.StringIO()
+    assert conformance.run([cassette], wrong, out) == (0, 1, 0)
+    assert "provider-run tool calls ['web_search'] != expected []" in out.getvalue()
 
 
 def test_settings_carry_a_tagged_extension_body(tmp_path: Path) -> None:
