@@ -585,3 +585,11 @@ def test_stream_edge_events() -> None:
     assert B.converse_profile("anthropic.claude-instant-v1").json_schema_output is False  # type: ignore[union-attr]
     gpt_oss = B.converse_profile("openai.gpt-oss-120b-1:0")
     assert gpt_oss is not None and gpt_oss.reasoning_efforts == {"low", "medium", "high"}
+
+
+def test_mantle_stays_beside_converse_and_needs_exactly_one_root() -> None:
+    mantle = B.MantleProvider("k", region="eu-west-1")
+    assert mantle.api_root.rstrip("/") == "https://bedrock-mantle.eu-west-1.api.aws/v1"
+    for where in ({}, {"region": "eu-west-1", "base_url": "https://x.example/v1"}):
+        with pytest.raises(ValueError, match="exactly one"):
+            B.MantleProvider("k", **where)
