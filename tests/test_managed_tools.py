@@ -275,3 +275,40 @@ def test_a_repeated_kind_is_refused_at_the_agent_and_at_the_model_request() -> N
         ModelRequest(messages=(RequestMessage.user("x"),),
                      managed_tools=(ManagedTool("web_search"), ManagedTool("web_search", {"search_context_size": "low"})))
     ModelRequest(messages=(RequestMessage.user("x"),), managed_tools=(ManagedTool("web_search"), ManagedTool("web_fetch")))
+
+
+# -- persisted history ------------------------------------------------------------------------
+
+GEMINI_ANSWER = {"candidates": [{"content": {"role": "model", "parts": GEMINI_PARTS}, "finishReason": "STOP"}]}
+MISTRAL_ANSWER = {"conversation_id": "conv_1", "outputs": [
+    {"object": "entry", "type": "tool.execution", "id": "tool_1", "name": "web_search",
+     "arguments": '{"query": "zigai"}', "info": {"results": 2}},
+    {"object": "entry", "type": "message.output", "role": "assistant", "content": "found it"}]}
+ROUTES: dict[str, tuple[Callable[[MockTransport], Any], list[str], Any, Any]] = {
+    "anthropic": (lambda t: anthropic.Client("claude-sonnet-4-5", anthropic.Provider("k", t), max_tokens=64),
+                  ["web_search", "web_fetch"], _anthropic_answer(ANTHROPIC_BLOCKS),
+                  _anthropic_answer([{"type": "text", "text": "ok"}])),
+    "google": (lambda t: google.Client("gemini-2.5-flash", google.Provider("k", t)), ["code_execution"],
+               GEMINI_ANSWER, GEMINI_ANSWER),
+    "mistral": (lambda t: mistral.ConversationsClient("mistral-medium-latest", mistral.ConversationsProvider("k", t)),
+                ["web_search"], MISTRAL_ANSWER, MISTRAL_ANSWER),
+    "xai": (lambda t: xai.Client("grok-4", xai.Provider("k", transport=t)), ["web_search"],
+            _responses_answer(WEB_SEARCH_CALL), _responses_answer()),
+}
+
+
+@pytest.mark.parametrize("route", sorted(ROUTES))
+def test_native_parts_survive_stringify_and_parse_and_replay_identically(route: str) -> None:
+    from zigai import history
+
+    build, kinds, first, second = ROUTES[route]
+    transport = _serve(first, second, second)
+    agent = Agent(build(transport), builtin_tools=kinds)
+    with agent.run("search for zigai") as result:
+        live = result.all_messages()
+    assert _native(live)
+    with history.parse(history.stringify(live)) as stored:
+        assert stored.messages == live
+        agent.run("and now?", message_history=stored.messages).close()
+    agent.run("and now?", message_history=live).close()
+    assert _body(transport, 1) == _body(transport, 2)
