@@ -17,6 +17,7 @@ from zigai.messages import (
     ImageContent,
     NativeToolCallPart,
     ProviderDetails,
+    ProviderFileSource,
     ProviderPart,
     RequestMessage,
     ResponseMessage,
@@ -222,6 +223,8 @@ def test_unsupported_requests_fail_before_io() -> None:
         _encode(ModelRequest(messages=(RequestMessage.user("x"),), managed_tools=(ManagedTool("web_search"),)))
     with pytest.raises(C.CohereEncodeError):
         _encode(ModelRequest(messages=(RequestMessage.user((ImageContent(BytesSource(b"x", "image/png")), DocumentContent(BytesSource(b"%PDF", "application/pdf")))),)))
+    with pytest.raises(C.CohereEncodeError, match="provider file ids"):
+        _encode(ModelRequest(messages=(RequestMessage.user((ImageContent(ProviderFileSource("file-1", "image/png")),)),)))
 
 
 def test_profiles_by_family() -> None:

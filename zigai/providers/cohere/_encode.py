@@ -152,7 +152,7 @@ def _request_part(part: Any, out: list[dict[str, Any]]) -> None:
         out.append({"role": "user", "content": availability_text(part)})
     elif isinstance(part, InstructionPart):
         return  # request instructions travel in ModelRequest.instructions
-    else:
+    else:  # pragma: no cover - the request part union is closed
         raise CohereEncodeError(f"a {type(part).__name__} cannot be sent to Cohere v2 Chat")
 
 
