@@ -165,3 +165,36 @@ def test_a_part_without_text_cannot_grow() -> None:
         parts.grow(index, "x")
 
 
+
+
+def test_the_accumulator_refuses_events_that_do_not_fit() -> None:
+    from zigai.model import ThinkingPartDelta, ToolCallPartDelta
+    from zigai.model.stream import StreamedResponse
+
+    accumulator = PartAccumulator()
+    accumulator.apply(PartStartEvent(0, TextPart("a")))
+    bad: list[tuple[Any, str]] = [
+        (PartStartEvent(0, TextPart("b")), "started twice"),
+        (PartStartEvent(-1, TextPart("b")), "non-negative"),
+        (PartEndEvent(5, TextPart("b")), "before its start"),
+        (PartDeltaEvent(0, ThinkingPartDelta("x")), "thinking delta"),
+        (PartDeltaEvent(0, ToolCallPartDelta(args_delta="x")), "tool-call delta"),
+        (PartDeltaEvent(0, "not a delta"), "unknown delta"),
+        ("not an event", "unknown event"),
+    ]
+    for event, message in bad:
+        with pytest.raises(InvalidStreamEvent, match=message):
+            accumulator.apply(event)
+    accumulator.apply(PartEndEvent(0, TextPart("ab")))
+    with pytest.raises(InvalidStreamEvent, match="after its end"):
+        accumulator.apply(PartEndEvent(0, TextPart("ab")))
+    with pytest.raises(InvalidStreamEvent, match="after its end"):
+        accumulator.apply(PartDeltaEvent(0, TextPartDelta("c")))
+
+    class Empty(StreamedResponse):
+        pass
+
+    with Empty() as stream:
+        assert stream.current_part(0) is None
+        with pytest.raises(NotImplementedError):
+            list(stream)
