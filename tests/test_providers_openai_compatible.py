@@ -660,3 +660,57 @@ def test_a_streamed_delta_reaches_the_agent_before_the_server_sends_the_rest() -
         thread.join(timeout=5.0)
     assert partials == ["Hel", "Hello"]
     assert waited == [True]
+
+
+@pytest.mark.parametrize(
+    ("chunk", "path"),
+    [
+        ('[1]', "$[chunk 0]"),
+        ('{"choices":{}}', "$[chunk 0].choices"),
+        ('{"choices":[1]}', "$[chunk 0].choices[0]"),
+        ('{"choices":[{"delta":[]}]}', "$[chunk 0].choices[0].delta"),
+        ('{"choices":[{"delta":{"reasoning_content":1}}]}',
+         "$[chunk 0].choices[0].delta.reasoning_content"),
+        ('{"choices":[{"delta":{"content":1}}]}', "$[chunk 0].choices[0].delta.content"),
+        ('{"choices":[{"delta":{"refusal":1}}]}', "$[chunk 0].choices[0].delta.refusal"),
+        ('{"choices":[{"delta":{"annotations":{"a":1}}}]}', "$[chunk 0].choices[0].delta.annotations"),
+        ('{"choices":[{"delta":{"tool_calls":{}}}]}', "$[chunk 0].choices[0].delta.tool_calls"),
+        ('{"choices":[{"delta":{"tool_calls":[1]}}]}', "$[chunk 0].choices[0].delta.tool_calls[0]"),
+        ('{"choices":[{"delta":{"tool_calls":[{"index":"0"}]}}]}',
+         "$[chunk 0].choices[0].delta.tool_calls[0].index"),
+        ('{"choices":[{"delta":{"tool_calls":[{"function":[1]}]}}]}',
+         "$[chunk 0].choices[0].delta.tool_calls[0].function"),
+        ('{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":1}}]}}]}',
+         "$[chunk 0].choices[0].delta.tool_calls[0].function.arguments"),
+        ('{"choices":[{"delta":{"tool_calls":[{"id":"c1","function":{}}]}}]}',
+         "$[chunk 0].choices[0].delta.tool_calls[0].function.name"),
+    ],
+)
+def test_every_malformed_stream_chunk_names_its_path(chunk: str, path: str) -> None:
+    with pytest.raises(oc.OpenAICompatibleDecodeError) as caught:
+        _decode_chunks([f"data: {chunk}\n\n".encode()])
+    assert caught.value.path == path
+    assert caught.value.provider_name == "gw"
+
+
+def test_stream_details_other_choices_and_events_after_done() -> None:
+    stream = (
+        b'data: {"choices":null}\n\n'
+        b'data: \n\n'
+        b'data: {"choices":[{"index":1,"delta":{"content":"other choice"}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"content":"a","refusal":"no","annotations":[{"u":1}],'
+        b'"tool_calls":[{"index":0,"id":"c1","function":{"name":"f"}}]},'
+        b'"logprobs":{"content":[{"t":"a"}]}}]}\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"refusal":"!","tool_calls":[{"index":0,'
+        b'"function":{}}]},"logprobs":{"content":[{"t":"b"}]},"finish_reason":"stop"}]}\n\n'
+        b'data: [DONE]\n\n'
+        b'data: {"choices":[{"index":0,"delta":{"content":"late"}}]}\n\n'
+    )
+    events, decoder = _decode_chunks([stream])
+    assert [e for e in events if isinstance(e, PartEndEvent)] == [
+        PartEndEvent(0, TextPart("a")), PartEndEvent(1, ToolCallPart("f", "", "c1")),
+    ]
+    assert decoder.details["refusal"] == "no!"
+    assert decoder.details["annotations"] == [{"u": 1}]
+    assert decoder.details["logprobs"] == {"content": [{"t": "a"}, {"t": "b"}]}
+    assert decoder.finish() == []  # finished once; later chunks and finishes add nothing
