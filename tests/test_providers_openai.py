@@ -807,3 +807,45 @@ def test_the_responses_client_runs_over_an_azure_provider_with_its_identity() ->
     assert ("api-key", "az-key") in sent.headers
     assert response.provider_name == "azure_openai"
     assert response.parts[0].provider == ProviderPart("azure_openai", id="m1")  # type: ignore[union-attr]
+
+
+def _sse(*events: dict[str, Any]) -> bytes:
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+
+
+def test_stream_refusal_failure_details_and_late_named_arguments() -> None:
+    events, decoder = _decode_chunks([_sse(
+        {"type": "response.created", "response": {"id": "r1", "model": "gpt-x"}},
+        {"type": "response.refusal.delta", "item_id": "m1", "content_index": 0, "delta": "No."},
+        {"type": "response.function_call_arguments.done", "item_id": "fc1", "name": "f",
+         "arguments": '{"a":1}'},
+        {"type": "response.failed", "response": {"id": "r1", "error": {"code": "server_error"},
+                                                 "incomplete_details": {"reason": "x"}}},
+    )])
+    ends = [e.part for e in events if isinstance(e, PartEndEvent)]
+    assert ToolCallPart("f", '{"a":1}', "fc1") in [
+        ToolCallPart(p.tool_name, p.args, p.tool_call_id) for p in ends if isinstance(p, ToolCallPart)
+    ]
+    assert decoder.response_id == "r1" and decoder.model_name == "gpt-x"
+    assert decoder.provider_details is not None
+    assert decoder.provider_details["error"] == {"code": "server_error"}
+    assert decoder._parts[0].content == "No."
+
+
+@pytest.mark.parametrize(
+    ("event", "path"),
+    [
+        ({"type": "response.output_item.added", "item": {"type": "function_call", "id": "i1",
+                                                          "name": "", "call_id": "c1"}},
+         "$event[1].item"),
+        ({"type": "response.output_text.delta", "item_id": "m", "content_index": -1, "delta": "x"},
+         "$event[1].content_index"),
+        ({"type": "response.function_call_arguments.done", "item_id": "x", "arguments": "{}"},
+         "$event[1].name"),
+    ],
+    ids=["call without a name", "negative content index", "unknown arguments without a name"],
+)
+def test_stream_events_that_cannot_be_placed_name_their_path(event: dict[str, Any], path: str) -> None:
+    with pytest.raises(OpenAIDecodeError) as caught:
+        _decode_chunks([_sse(event)])
+    assert caught.value.path == path
