@@ -129,27 +129,31 @@ def test_a_cancel_ends_each_phase_promptly(transport: HttpTransport, phase: str)
         assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
 
 
+def _bounded_by_deadline_and_cancel(
+    transport: HttpTransport, method: str, url: str, body: bytes | None = None
+) -> None:
+    """The same stuck request ends within BUDGET + SLACK of its deadline, and (without a
+    deadline) within CANCEL_SLACK of a cancel."""
+    began = time.monotonic()
+    with pytest.raises(TransportTimedOut):
+        transport.send(TransportRequest(method, url, body=body, deadline=began + BUDGET))
+    assert time.monotonic() - began < BUDGET + SLACK
+    token = CancellationToken()
+    timer = threading.Timer(CANCEL_AFTER, token.cancel)
+    began = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(Cancelled):
+            transport.send(TransportRequest(method, url, body=body, cancellation=token))
+    finally:
+        timer.cancel()
+    assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+
+
 def test_a_request_body_nobody_reads_is_bounded_and_cancellable(transport: HttpTransport) -> None:
     body = b"x" * (64 * 1024 * 1024)  # far more than loopback socket buffers hold
     with RawServer(_never_answers, read_body=False) as server:
-        began = time.monotonic()
-        with pytest.raises(TransportTimedOut):
-            transport.send(
-                TransportRequest("POST", server.url("/up"), body=body, deadline=began + BUDGET)
-            )
-        assert time.monotonic() - began < BUDGET + SLACK
-        token = CancellationToken()
-        timer = threading.Timer(CANCEL_AFTER, token.cancel)
-        began = time.monotonic()
-        timer.start()
-        try:
-            with pytest.raises(Cancelled):
-                transport.send(
-                    TransportRequest("POST", server.url("/up"), body=body, cancellation=token)
-                )
-        finally:
-            timer.cancel()
-        assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+        _bounded_by_deadline_and_cancel(transport, "POST", server.url("/up"), body)
 
 
 @pytest.fixture
@@ -175,21 +179,7 @@ def full_backlog() -> Iterator[int]:
 def test_a_hanging_connect_is_bounded_by_the_deadline_and_by_a_cancel(
     transport: HttpTransport, full_backlog: int
 ) -> None:
-    url = f"http://127.0.0.1:{full_backlog}/"
-    began = time.monotonic()
-    with pytest.raises(TransportTimedOut):
-        transport.send(TransportRequest("GET", url, deadline=began + BUDGET))
-    assert time.monotonic() - began < BUDGET + SLACK
-    token = CancellationToken()
-    timer = threading.Timer(CANCEL_AFTER, token.cancel)
-    began = time.monotonic()
-    timer.start()
-    try:
-        with pytest.raises(Cancelled):
-            transport.send(TransportRequest("GET", url, cancellation=token))
-    finally:
-        timer.cancel()
-    assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+    _bounded_by_deadline_and_cancel(transport, "GET", f"http://127.0.0.1:{full_backlog}/")
 
 
 def test_a_hanging_name_lookup_is_bounded_by_the_deadline_and_by_a_cancel() -> None:
@@ -203,24 +193,7 @@ def test_a_hanging_name_lookup_is_bounded_by_the_deadline_and_by_a_cancel() -> N
 
     try:
         with HttpTransport(url_policy=LOCAL, resolver=stuck_resolver) as transport:
-            began = time.monotonic()
-            with pytest.raises(TransportTimedOut):
-                transport.send(
-                    TransportRequest("GET", "http://slow-dns.test:9/", deadline=began + BUDGET)
-                )
-            assert time.monotonic() - began < BUDGET + SLACK
-            token = CancellationToken()
-            timer = threading.Timer(CANCEL_AFTER, token.cancel)
-            began = time.monotonic()
-            timer.start()
-            try:
-                with pytest.raises(Cancelled):
-                    transport.send(
-                        TransportRequest("GET", "http://slow-dns.test:9/", cancellation=token)
-                    )
-            finally:
-                timer.cancel()
-            assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+            _bounded_by_deadline_and_cancel(transport, "GET", "http://slow-dns.test:9/")
         assert asked == ["slow-dns.test", "slow-dns.test"]
     finally:
         release.set()
@@ -411,18 +384,4 @@ def test_a_stalled_tls_handshake_is_bounded_by_the_deadline_and_by_a_cancel(
 ) -> None:
     # the server accepts TCP and never answers the ClientHello
     with RawServer(_never_answers) as server:
-        url = server.url("/", scheme="https")
-        began = time.monotonic()
-        with pytest.raises(TransportTimedOut):
-            transport.send(TransportRequest("GET", url, deadline=began + BUDGET))
-        assert time.monotonic() - began < BUDGET + SLACK
-        token = CancellationToken()
-        timer = threading.Timer(CANCEL_AFTER, token.cancel)
-        began = time.monotonic()
-        timer.start()
-        try:
-            with pytest.raises(Cancelled):
-                transport.send(TransportRequest("GET", url, cancellation=token))
-        finally:
-            timer.cancel()
-        assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+        _bounded_by_deadline_and_cancel(transport, "GET", server.url("/", scheme="https"))
