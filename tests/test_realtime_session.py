@@ -91,6 +91,8 @@ class OpenAIRealtimeServer:
                 else:
                     outputs.append(item["output"])
                 send({"type": "conversation.item.added", "item": {"id": "x"}})
+            elif kind == "response.cancel":
+                send({"type": "response.done", "response": {"id": "slow", "status": "cancelled"}})
             elif kind == "response.create":
                 rid = f"resp_{len(received)}"
                 send({"type": "response.created", "response": {"id": rid, "status": "in_progress"}})
@@ -99,6 +101,9 @@ class OpenAIRealtimeServer:
                     send({"type": "response.output_text.delta", "response_id": rid, "item_id": "m", "delta": "par"})
                     conn.close(code=1011, reason="overloaded")
                     return
+                if text == "slow":
+                    send({"type": "response.output_text.delta", "response_id": rid, "item_id": "m", "delta": "Let"})
+                    continue
                 if text == "bye":
                     conn.close(code=1000)
                     return
@@ -521,3 +526,42 @@ def test_websocket_refusals_oversize_frames_and_closed_sends(server: OpenAIRealt
     with pytest.raises(RealtimeConnectionLost) as closed:
         connection.send("{}")
     assert closed.value.code == 1000 and not closed.value.reconnectable
+
+
+def test_a_cancelled_turn_cancels_the_response_and_drains_it(server: OpenAIRealtimeServer) -> None:
+    from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
+
+    with openai_session(server) as session:
+        session.start()
+        token = CancellationToken()
+        threading.Timer(0.3, token.cancel, args=("user hung up",)).start()
+        with pytest.raises(Cancelled, match="hung up"):
+            session.ask("slow", control=RunControl(token=token))
+        assert not session.responding
+        assert [m["type"] for m in server.connections[0]][-1] == "response.cancel"
+        (cancelled,) = [m for m in session.history if isinstance(m, ResponseMessage)]
+        assert cancelled.parts == (TextPart("Let"),) and cancelled.raw_finish_reason == "cancelled"
+        assert session.ask("next").text == "echo: next"  # the drained terminal does not end this turn
+        with pytest.raises(RunTimedOut):
+            session.ask("slow", control=RunControl.start(200))
+
+
+def test_a_response_that_never_ends_is_discarded_after_the_drain_window() -> None:
+    from zigai.control import CancellationToken, Cancelled, RunControl
+
+    token = CancellationToken()
+    connection = ScriptedConnection([{"setupComplete": {}}, {"serverContent": {"modelTurn": {"parts": [{"text": "x"}]}}}])
+    session = RealtimeSession(lambda: connection, GeminiLiveCodec("m"), receive_timeout_s=1)
+    session.drain_timeout_s = 0.1
+    session.start()
+    original = connection.receive
+
+    def receive(timeout: float | None) -> str | bytes:
+        frame = original(timeout)
+        token.cancel()  # cancelled as soon as the first output arrived
+        return frame
+
+    connection.receive = receive  # type: ignore[method-assign]
+    with pytest.raises(Cancelled):
+        session.run_turn(control=RunControl(token=token))
+    assert not session.responding and session.history == ()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import time
+import typing
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -171,6 +172,7 @@ class RealtimeSession:
         self._absorb_terminal = False       # an interruption already ended the response
         self._turn_ended = False            # the last terminal owed no tool results
         self._turn_start = 0                # history index where the next run_turn begins
+        self._control = RunControl()        # the control of the turn being run
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -265,14 +267,22 @@ class RealtimeSession:
         while self.state == "open":
             yield self.receive(timeout)
 
-    def run_turn(self, timeout: float | None = None) -> RealtimeTurn:
+    def run_turn(self, timeout: float | None = None, *, control: RunControl | None = None) -> RealtimeTurn:
         """Receive until the current turn ends: a terminal after which no tool results are owed,
         an interruption, or a reconnect that lost the response (``status="lost"``; nothing is
         sent again).  A server error during the turn raises :class:`RealtimeSessionError`.
-        ``RealtimeTurn.messages`` holds the history added since the last turn ended."""
+        ``RealtimeTurn.messages`` holds the history added since the last turn ended.
+
+        ``control`` bounds the turn by its deadline as well and is handed to the tools it runs.
+        When its token is cancelled the session asks the provider to cancel the response in
+        flight, drains the late events of that response (at most ``drain_timeout_s``), so the
+        next turn starts clean, and raises :class:`zigai.control.Cancelled`."""
         if self.state != "open":
             raise RealtimeSessionClosed(f"the realtime session is {self.state}, not open")
         deadline = time.monotonic() + (self.receive_timeout_s if timeout is None else timeout)
+        self._control = control or RunControl()
+        if self._control.deadline is not None:
+            deadline = min(deadline, self._control.deadline)
         start = self._turn_start
         text: list[str] = []
         transcript: list[str] = []
@@ -282,7 +292,11 @@ class RealtimeSession:
         reconnects: list[Reconnected] = []
         status: str | None = None
         while status is None:
-            event = self._next(deadline)
+            event = self._next(deadline, self._control)
+            if event is None:
+                self._drain_cancelled()
+                self._control.check()
+                continue  # pragma: no cover - check() raised: the token is set
             match event:
                 case ev.TextDelta(text=delta):
                     text.append(delta)
@@ -311,19 +325,55 @@ class RealtimeSession:
         return RealtimeTurn(status, "".join(text), "".join(transcript), bytes(audio),  # type: ignore[arg-type]
                             tuple(calls), usage, tuple(self._history[start:]), tuple(reconnects))
 
-    def ask(self, text: str, timeout: float | None = None) -> RealtimeTurn:
+    def ask(self, text: str, timeout: float | None = None, *, control: RunControl | None = None) -> RealtimeTurn:
         """:meth:`send_text` then :meth:`run_turn`."""
         self.send_text(text)
-        return self.run_turn(timeout)
+        return self.run_turn(timeout, control=control)
 
-    def _next(self, deadline: float) -> ev.ServerEvent | Reconnected:
+    drain_timeout_s = 2.0
+    _POLL_S = 0.05  # how often a waiting turn looks at its cancellation token
+
+    def _drain_cancelled(self) -> None:
+        if self._response is None:
+            return
+        try:
+            self._command(ev.CancelResponse())
+        except ev.RealtimeCodecError:  # Gemini has no cancel frame: just drain what arrives
+            pass
+        deadline = time.monotonic() + self.drain_timeout_s
+        while self._response is not None and time.monotonic() < deadline:
+            try:
+                self._next(deadline)
+            except RealtimeSessionError:
+                break
+        if self._response is not None:  # the provider never ended it: it is discarded
+            self._response = None
+            self._absorb_terminal = True
+
+    @typing.overload
+    def _next(self, deadline: float) -> ev.ServerEvent | Reconnected: ...
+
+    @typing.overload
+    def _next(self, deadline: float, control: RunControl) -> ev.ServerEvent | Reconnected | None: ...
+
+    def _next(self, deadline: float, control: RunControl | None = None) -> ev.ServerEvent | Reconnected | None:
+        """The next event; None only when ``control`` was cancelled while waiting."""
         while not self._queue:
             connection = self._connection
             if connection is None:
                 raise RealtimeSessionClosed("the realtime session has no connection")
+            wait = max(0.0, deadline - time.monotonic())
+            if control is not None:
+                if control.cancelled:
+                    return None
+                wait = min(wait, self._POLL_S)
             try:
-                frame = connection.receive(max(0.0, deadline - time.monotonic()))
+                frame = connection.receive(wait)
             except TimeoutError:
+                if control is not None and time.monotonic() < deadline:
+                    continue
+                if control is not None:
+                    control.check()  # the turn's own deadline: RunTimedOut
                 raise RealtimeSessionError("no realtime event arrived in time") from None
             except RealtimeConnectionLost as lost:
                 return self._recover(lost, deadline)
@@ -431,7 +481,7 @@ class RealtimeSession:
         tool = self.tools.get(call.tool_name)
         if tool is None:
             return (f"unknown tool {call.tool_name!r}; available: {sorted(self.tools)}", ToolOutcome.error)
-        context = ToolRunContext(deps=self.deps, messages=tuple(self._history), control=RunControl(),
+        context = ToolRunContext(deps=self.deps, messages=tuple(self._history), control=self._control,
                                  tool_name=call.tool_name, tool_call_id=call.tool_call_id)
         try:
             output = tool.call(call.args, context)
