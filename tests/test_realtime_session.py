@@ -1,5 +1,5 @@
 """RealtimeSession over a loopback WebSocket server speaking the OpenAI Realtime GA wire, and
-over an in-memory Gemini Live peer: text turns, tool turns, reconnects, history, observer."""
+over a Gemini Live peer (in memory and on a loopback WebSocket): text turns, tool turns, reconnects, history, observer."""
 
 from __future__ import annotations
 
@@ -565,3 +565,32 @@ def test_a_response_that_never_ends_is_discarded_after_the_drain_window() -> Non
     with pytest.raises(Cancelled):
         session.run_turn(control=RunControl(token=token))
     assert not session.responding and session.history == ()
+
+
+def test_gemini_live_over_a_loopback_websocket_with_binary_frames() -> None:
+    peer = GeminiPeer()
+
+    def handle(conn: Any) -> None:
+        logic = GeminiConnection(peer)
+        for raw in conn:
+            logic.send(raw)
+            while not logic.frames.empty():
+                conn.send(logic.frames.get().encode())  # Gemini Live sends JSON in binary frames
+
+    server = websockets_server.serve(handle, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.socket.getsockname()[1]
+        session = RealtimeSession(lambda: WebSocketConnection(f"ws://127.0.0.1:{port}/ws"),
+                                  GeminiLiveCodec("gemini-live-2.5-flash"), tools=[WEATHER], receive_timeout_s=10)
+        with session:
+            session.start()
+            assert session.ask("hi").text == "echo hi"
+            turn = session.ask("weather")
+            assert turn.text.startswith("Checking. 20C in Rome")
+            assert [p.tool_name for p in turn.tool_calls] == ["weather", "nowhere"]
+        assert peer.setups[0]["model"] == "models/gemini-live-2.5-flash"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
