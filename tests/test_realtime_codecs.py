@@ -334,3 +334,13 @@ def test_audio_far_over_the_bound_is_refused_before_decoding() -> None:
         OpenAIRealtimeCodec(OPENAI, limits=FrameLimits(max_audio_bytes=100)).decode(frame)
     done = '{"type":"response.done","response":{"status":"completed","usage":{"input_tokens":null}}}'
     assert OpenAIRealtimeCodec(OPENAI).decode(done) == (ev.ResponseDone("completed", None, RequestUsage()),)
+
+
+def test_importing_the_package_leaves_websockets_to_its_one_module() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, zigai.realtime, zigai.acp; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('websockets', 'acp')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"
