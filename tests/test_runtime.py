@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,9 +34,11 @@ from zigai.runtime import (
     PromptVersionExists,
     RevisionConflict,
     ServiceClosed,
+    SqliteStepStore,
     StepLimits,
     StepStateTooLarge,
     StepStore,
+    StepStoreBase,
     TaskContext,
     TaskLimits,
     TaskPayloadTooLarge,
@@ -45,11 +51,26 @@ from zigai.runtime import (
 
 TINY = Limits(12, 12, 4, 4)  # '"xxxxxxxxxx"' is exactly 12 bytes
 
+
+@pytest.fixture(params=["in_memory", "sqlite"])
+def make_steps(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., StepStoreBase]]:
+    made: list[StepStoreBase] = []
+
+    def make(limits: StepLimits | None = None) -> StepStoreBase:
+        store: StepStoreBase = (InMemoryStepStore(limits) if request.param == "in_memory"
+                                else SqliteStepStore(tmp_path / f"steps-{len(made)}.sqlite", limits))
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
 # -- steps ------------------------------------------------------------------------------------
 
 
-def test_step_revisions_are_optimistic_and_monotonic() -> None:
-    store = InMemoryStepStore()
+def test_step_revisions_are_optimistic_and_monotonic(make_steps: Any) -> None:
+    store = make_steps()
     assert isinstance(store, StepStore)
     assert store.get("run-1", "s1") is None
     first = store.save("run-1", "s1", {"cursor": 1}, expected_revision=0)
@@ -78,8 +99,8 @@ def test_step_revisions_are_optimistic_and_monotonic() -> None:
         store.save("run-1", "s1", {}, expected_revision=-1)
 
 
-def test_step_states_are_independent_copies() -> None:
-    store = InMemoryStepStore()
+def test_step_states_are_independent_copies(make_steps: Any) -> None:
+    store = make_steps()
     state = {"items": [1, 2]}
     saved = store.save("r", "s", state, expected_revision=0)
     state["items"].append(3)
@@ -90,8 +111,8 @@ def test_step_states_are_independent_copies() -> None:
     assert [(r.step_id, r.state) for r in store.steps("r")] == [("s", {"items": [1, 2]}), ("t", None)]
 
 
-def test_step_bounds_hold_at_the_limit_and_fail_one_past() -> None:
-    store = InMemoryStepStore(StepLimits(state=TINY, max_records=2, max_key_chars=3))
+def test_step_bounds_hold_at_the_limit_and_fail_one_past(make_steps: Any) -> None:
+    store = make_steps(StepLimits(state=TINY, max_records=2, max_key_chars=3))
     store.save("abc", "s", "x" * 10, expected_revision=0)
     with pytest.raises(StepStateTooLarge) as info:
         store.save("abc", "t", "x" * 11, expected_revision=0)
@@ -112,8 +133,8 @@ def test_step_bounds_hold_at_the_limit_and_fail_one_past() -> None:
             StepLimits(**bad)  # type: ignore[arg-type]
 
 
-def test_concurrent_writers_one_revision_wins() -> None:
-    store = InMemoryStepStore()
+def test_concurrent_writers_one_revision_wins(make_steps: Any) -> None:
+    store = make_steps()
     store.save("r", "s", 0, expected_revision=0)
     wins: list[int] = []
     conflicts: list[int] = []
@@ -134,6 +155,50 @@ def test_concurrent_writers_one_revision_wins() -> None:
         thread.join(5)
     assert len(wins) == 1 and len(conflicts) == 7
     assert store.load("r", "s") .state == wins[0]
+
+
+def test_sqlite_step_state_survives_reopening_and_conflicts_across_connections(tmp_path: Path) -> None:
+    path = tmp_path / "steps.sqlite"
+    with SqliteStepStore(path) as first:
+        first.save("run", "s", {"n": 1}, expected_revision=0)
+    with SqliteStepStore(path) as a, SqliteStepStore(path) as b:
+        assert a.load("run", "s").state == {"n": 1}
+        a.save("run", "s", {"n": 2}, expected_revision=1)
+        with pytest.raises(RevisionConflict):
+            b.save("run", "s", {"n": 3}, expected_revision=1)  # b's connection sees a's commit
+        assert b.load("run", "s") == a.load("run", "s")
+
+
+def test_sqlite_step_writers_in_separate_processes_one_revision_wins(tmp_path: Path) -> None:
+    path = tmp_path / "steps.sqlite"
+    with SqliteStepStore(path) as store:
+        store.save("run", "s", "start", expected_revision=0)
+    script = (
+        "import sys\n"
+        "from zigai.runtime import RevisionConflict, SqliteStepStore\n"
+        "store = SqliteStepStore(sys.argv[1])\n"
+        "try:\n"
+        "    store.save('run', 's', sys.argv[2], expected_revision=1)\n"
+        "    print('won')\n"
+        "except RevisionConflict:\n"
+        "    print('conflict')\n"
+    )
+    workers = [subprocess.Popen([sys.executable, "-c", script, str(path), f"worker-{n}"], stdout=subprocess.PIPE,
+                                text=True) for n in range(4)]
+    outcomes = sorted(worker.communicate(timeout=60)[0].strip() for worker in workers)
+    assert outcomes == ["conflict", "conflict", "conflict", "won"]
+    with SqliteStepStore(path) as store:
+        record = store.load("run", "s")
+        assert record.revision == 2 and record.state.startswith("worker-")
+
+
+def test_sqlite_deletion_overwrites_the_state_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "steps.sqlite"
+    with SqliteStepStore(path) as store:
+        store.save("run", "s", {"token": "sekrit-value-123"}, expected_revision=0)
+        store.delete("run", "s", expected_revision=1)
+        assert store.steps("run") == ()
+    assert b"sekrit-value-123" not in path.read_bytes()
 
 
 def test_stores_expose_their_limits_and_refuse_use_after_close() -> None:
@@ -265,6 +330,8 @@ def test_prompt_bounds_hold_at_the_limit_and_fail_one_past() -> None:
     assert info.value.limit == 8
     with pytest.raises(PromptTooLarge):
         store.render("abc", {})  # the literal text alone is 10 characters
+    with pytest.raises(PromptTooLarge):
+        store.render("abc", {"x": 10 ** 5000}, version=1)  # beyond the interpreter's int digit limit
     with pytest.raises(ValueError):
         PromptLimits(max_render_chars=0)
 

@@ -4,7 +4,9 @@ The model proposes a plan as the tool's arguments; because the tool's execution 
 ``requires_approval``, the agent pauses before running it, and the person (or policy) who
 approves the call approves the plan exactly as shown -- every step that asks for approval is
 covered by that one decision.  The plan then runs through :func:`execute_plan` under the
-agent run's own :class:`RunControl`, so the run's deadline and cancellation reach every step.
+agent run's own :class:`RunControl`, so the run's deadline and cancellation reach every step;
+each step context's ``trace_parent`` is the tool call id, which ties the steps to the call in
+history and in traces.
 
 Invariants: no new orchestration path -- approvals, UI handoff, durable tool semantics and
 history are the agent's; a malformed plan goes back to the model as :class:`ModelRetry`

@@ -7,7 +7,8 @@ Job
 
 Invariants
     * Steps: optimistic, monotonic revisions (a write names the revision it saw; revisions only
-      grow, across deletes too); states are bounded JSON (:class:`StepStateTooLarge`).
+      grow, across deletes too); states are bounded JSON (:class:`StepStateTooLarge`); an
+      in-memory and a SQLite store (stdlib ``sqlite3``) pass the same tests.
     * Blobs: identity is ``(tenant_id, blob_id)``; another tenant's blob is not found; sizes are
       bounded before storing (:class:`BlobTooLarge`).
     * Prompts: published versions are immutable (:class:`PromptVersionExists`); rendering is
@@ -43,7 +44,14 @@ from zigai.runtime.errors import (
 )
 from zigai.runtime.executor import BoundedExecutor, ExecutorResults, TaskContext
 from zigai.runtime.prompts import InMemoryPromptStore, PromptLimits, PromptStore, PromptVersion
-from zigai.runtime.steps import InMemoryStepStore, StepLimits, StepRecord, StepStore
+from zigai.runtime.steps import (
+    InMemoryStepStore,
+    SqliteStepStore,
+    StepLimits,
+    StepRecord,
+    StepStore,
+    StepStoreBase,
+)
 from zigai.runtime.tasks import InMemoryTaskService, TaskLimits, TaskRecord, TaskService, TaskState
 
 __all__ = [
@@ -51,6 +59,8 @@ __all__ = [
     "StepRecord",
     "StepLimits",
     "InMemoryStepStore",
+    "SqliteStepStore",
+    "StepStoreBase",
     "BlobStore",
     "BlobRef",
     "BlobLimits",

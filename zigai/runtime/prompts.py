@@ -102,7 +102,11 @@ class PromptVersion:
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
                 raise PromptRenderError(f"prompt {self.name!r}: value of {name!r} must be text or a number, "
                                         f"got {type(value).__name__}")
-            texts[name] = value if isinstance(value, str) else repr(value)
+            try:
+                texts[name] = value if isinstance(value, str) else repr(value)
+            except ValueError:  # an int beyond the interpreter's digit limit
+                raise PromptTooLarge(f"prompt {self.name!r}: the number given for {name!r} is too long to "
+                                     "render", limit=max_chars) from None
         out: list[str] = []
         size = 0
         for index, piece in enumerate(self._pieces):
