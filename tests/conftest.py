@@ -22,8 +22,9 @@ def conformance_root() -> Path:
     root = conformance_dir()
     if not root.is_dir():
         pytest.skip(
-            f"conformance corpus not found at {root}; set ZIGAI_CONFORMANCE_DIR to the "
-            "shared/conformance folder to run these tests"
+            f"conformance corpus not found at {root}: this optional extra check replays real "
+            "provider recordings kept outside the repository; set ZIGAI_CONFORMANCE_DIR to its "
+            "folder to run it (cassettes/local/ covers the providers without it)"
         )
     return root
 

@@ -1,0 +1,283 @@
+"""The project's own recordings: scenarios run against llama-server serving Gemma 3 270M.
+
+``scripts/local_model.sh`` builds and starts the server; ``scripts/record_local.py`` runs every
+scenario below against it through :class:`~support.cassettes.RecordingTransport` and writes
+``cassettes/local/<protocol>/<scenario>.yaml``; ``tests/test_local_cassettes.py`` replays those
+files strictly in the default (offline) suite; ``tests/live/`` runs the same scenarios against a
+running server when ``ZIGAI_LIVE_LLAMA=1``.
+
+The model is a small *base* model, so every check is about structure — which tool was called,
+that its arguments are a JSON object of the declared shape, event order, finish reasons and
+usage — never about wording.  Three things make it dependable: ``temperature=0``, a few-shot
+history that shows the expected move, and stop sequences (``"\\n"`` ends a text answer,
+``"</tool_call>"`` ends a tool call in the chat template of ``scripts/local_model_chat.jinja``);
+without ``max_tokens`` and a stop the model writes until the length limit.
+
+This is test support: the ``zigai`` package never imports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zigai.agent import Agent, OutputChoice, OutputSpec, RunOptions
+from zigai.messages import (
+    FinishReason,
+    Message,
+    RequestMessage,
+    ResponseMessage,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from zigai.model import PartDeltaEvent, PartStartEvent
+from zigai.retry import RetryPolicy
+from zigai.security import UrlPolicy
+from zigai.settings import ModelSettings, ProviderExtraBody
+from zigai.tool import Tool
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CASSETTES = ROOT / "cassettes" / "local"
+DEFAULT_URL = "http://127.0.0.1:8089"
+PROTOCOLS = ("chat", "responses", "anthropic")
+KEY = "sk-local-not-a-secret"
+MODEL_ID = "gemma-3-270m"
+
+WEATHER_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+    "additionalProperties": False,
+}
+CITY_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "temperature_c": {"type": "integer"}},
+    "required": ["city", "temperature_c"],
+    "additionalProperties": False,
+}
+
+
+def build_model(protocol: str, base_url: str, transport: Any) -> Any:
+    """The zigai client for one of llama-server's three wire protocols at ``base_url``."""
+    policy = UrlPolicy.local_development()
+    api_root = base_url.rstrip("/") + "/v1"
+    if protocol == "chat":
+        from zigai.providers import openai_compatible
+
+        provider = openai_compatible.Provider(
+            KEY, transport=transport, base_url=api_root, name="llama_server", url_policy=policy
+        )
+        return openai_compatible.Client(MODEL_ID, provider)
+    if protocol == "responses":
+        from zigai.providers import openai
+        from zigai.providers.openai import profiles
+
+        # An unknown model name resolves to the conservative profile (no sampling settings);
+        # llama-server's Responses route accepts them, so say so explicitly.
+        profile = dataclasses.replace(
+            profiles.UNKNOWN_PROFILE, json_schema_output=True,
+            settings=profiles.BASE_SETTINGS | profiles.SAMPLING_SETTINGS,
+        )
+        return openai.Client(MODEL_ID, openai.Provider(
+            KEY, transport=transport, base_url=api_root, url_policy=policy), profile=profile)
+    if protocol == "anthropic":
+        from zigai.providers import anthropic
+
+        return anthropic.Client(MODEL_ID, anthropic.Provider(
+            KEY, transport=transport, base_url=api_root, url_policy=policy))
+    raise ValueError(f"unknown protocol {protocol!r}; expected one of {PROTOCOLS}")
+
+
+def _call(name: str, args: dict[str, Any], call_id: str) -> ResponseMessage:
+    return ResponseMessage(parts=(ToolCallPart(name, json.dumps(args), call_id),),
+                           finish_reason=FinishReason.tool_call)
+
+
+def _returned(name: str, call_id: str, content: Any) -> RequestMessage:
+    return RequestMessage(parts=(ToolReturnPart(name, call_id, content),))
+
+
+def _said(content: str) -> ResponseMessage:
+    return ResponseMessage(parts=(TextPart(content),), finish_reason=FinishReason.stop)
+
+
+TEXT_HISTORY: tuple[Message, ...] = (
+    RequestMessage.user("Reply with one word: ping"),
+    _said("ping"),
+)
+TOOL_HISTORY: tuple[Message, ...] = (
+    RequestMessage.user("What is the weather in Paris?"),
+    _call("weather", {"city": "Paris"}, "call_paris"),
+    _returned("weather", "call_paris", {"temperature_c": 18}),
+    _said("It is 18 C in Paris."),
+)
+JSON_HISTORY: tuple[Message, ...] = (
+    RequestMessage.user("Give the weather in Paris as JSON."),
+    _said('{"city": "Paris", "temperature_c": 18}'),
+)
+#: llama-server's Messages route drops Anthropic's ``output_config``, so structured output
+#: there is tool output (grammar-constrained like any tool call); the history shows one.
+OUTPUT_TOOL_HISTORY: tuple[Message, ...] = (
+    RequestMessage.user("Give the weather in Paris as JSON."),
+    _call("city_weather", {"city": "Paris", "temperature_c": 18}, "call_paris_json"),
+    _returned("city_weather", "call_paris_json", "Final result processed."),
+    _said("Done."),
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    prompt: str
+    history: tuple[Message, ...]
+    streamed: bool = False
+    tool: bool = False
+    structured: bool = False
+
+
+SCENARIOS = (
+    Scenario("buffered_text", "Reply with one word: pong", TEXT_HISTORY),
+    Scenario("streamed_text", "Reply with one word: pong", TEXT_HISTORY, streamed=True),
+    Scenario("tool_loop", "What is the weather in Madrid?", TOOL_HISTORY, tool=True),
+    Scenario("stream_tool_loop", "What is the weather in Madrid?", TOOL_HISTORY, streamed=True, tool=True),
+    Scenario("structured_output", "Give the weather in Madrid as JSON.", JSON_HISTORY, structured=True),
+)
+SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
+
+
+def scenario(name: str) -> Scenario:
+    return next(s for s in SCENARIOS if s.name == name)
+
+
+def cassette_path(protocol: str, name: str) -> Path:
+    return CASSETTES / protocol / f"{name}.yaml"
+
+
+def _tool_output(protocol: str, spec: Scenario) -> bool:
+    return spec.structured and protocol == "anthropic"
+
+
+def history_for(protocol: str, spec: Scenario) -> tuple[Message, ...]:
+    return OUTPUT_TOOL_HISTORY if _tool_output(protocol, spec) else spec.history
+
+
+def settings_for(protocol: str, spec: Scenario) -> ModelSettings:
+    """Deterministic, bounded sampling; the Responses API has no ``stop`` field, but
+    llama-server reads one, so it travels as an ``openai`` extra body there."""
+    stops = ("\n", "</tool_call>") if spec.tool or _tool_output(protocol, spec) else ("\n",)
+    if protocol == "responses":
+        extra: dict[str, Any] = {"stop": list(stops)}
+        if spec.structured:
+            # Its Responses route ignores ``text.format`` but reads the Chat field.
+            extra["response_format"] = {"type": "json_schema",
+                                        "json_schema": {"name": "city_weather", "schema": CITY_SCHEMA}}
+        return ModelSettings(max_tokens=64, temperature=0.0,
+                             extra_body=ProviderExtraBody("openai", extra))
+    seed = 7 if protocol == "chat" else None  # the Messages API has no seed
+    return ModelSettings(max_tokens=64, temperature=0.0, seed=seed, stop_sequences=stops)
+
+
+def build_agent(protocol: str, spec: Scenario, model: Any) -> tuple[Agent, list[dict[str, Any]]]:
+    """The agent for ``spec`` and the list its weather tool appends each call's arguments to."""
+    calls: list[dict[str, Any]] = []
+
+    def weather(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"temperature_c": 31}
+
+    tools = [Tool.manual("weather", "Get the weather for a city.", WEATHER_SCHEMA, weather)] if spec.tool else []
+    output = OutputSpec.text()
+    if _tool_output(protocol, spec):
+        output = OutputSpec.tool([OutputChoice("city_weather", CITY_SCHEMA)])
+    elif spec.structured:
+        output = OutputSpec.json_schema("city_weather", CITY_SCHEMA)
+    # llama-server may close a kept-alive connection right after a stream ends; the first
+    # request reusing it then fails before any byte is sent back, which is safe to retry.
+    retry = RetryPolicy(max_attempts=2, retry_on=frozenset({"connection"}), initial_delay_ms=0,
+                        max_delay_ms=0, jitter=False)
+    return Agent(model=model, tools=tools, output=output, retry_policy=retry,
+                 model_settings=settings_for(protocol, spec)), calls
+
+
+@dataclass
+class Outcome:
+    """What a scenario run produced, for :func:`check`."""
+
+    output: Any
+    messages: tuple[Message, ...]  # this run's new messages (the few-shot history left out)
+    requests: int
+    tool_args: list[dict[str, Any]]
+    events: list[Any]
+
+
+def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
+    agent, calls = build_agent(protocol, spec, model)
+    history = history_for(protocol, spec)
+    options = RunOptions(message_history=history)
+    events: list[Any] = []
+    if spec.streamed:
+        with agent.run_stream(spec.prompt, options=options) as stream:
+            for event in stream:
+                events.append(event)
+            result = stream.result()
+    else:
+        result = agent.run(spec.prompt, options=options)
+    with result:
+        return Outcome(result.output, tuple(result.messages)[len(history):], result.usage.requests,
+                       calls, events)
+
+
+def check(spec: Scenario, outcome: Outcome, protocol: str = "chat") -> None:
+    """Structural expectations; raises AssertionError naming the first one that fails."""
+    responses = [m for m in outcome.messages if isinstance(m, ResponseMessage)]
+    for response in responses:
+        usage = response.usage
+        assert usage.input_tokens > 0 and usage.output_tokens > 0, f"usage not reported: {usage}"
+    final = responses[-1]
+    final_finish = FinishReason.tool_call if _tool_output(protocol, spec) else FinishReason.stop
+    assert final.finish_reason is final_finish, f"final finish reason {final.finish_reason}"
+    if spec.tool:
+        assert outcome.requests == 2, f"{outcome.requests} requests, expected call then answer"
+        first = responses[0]
+        calls = [p for p in first.parts if isinstance(p, ToolCallPart)]
+        assert [c.tool_name for c in calls] == ["weather"], f"tool calls {calls}"
+        assert first.finish_reason is FinishReason.tool_call, f"first finish {first.finish_reason}"
+        assert len(outcome.tool_args) == 1 and set(outcome.tool_args[0]) == {"city"}
+        assert isinstance(outcome.tool_args[0]["city"], str)
+    else:
+        assert outcome.requests == 1, f"{outcome.requests} requests"
+    if spec.structured:
+        value = outcome.output
+        assert isinstance(value, dict) and set(value) == {"city", "temperature_c"}, value
+        assert isinstance(value["city"], str) and type(value["temperature_c"]) is int, value
+    else:
+        assert isinstance(outcome.output, str) and outcome.output.strip(), repr(outcome.output)
+    if spec.streamed:
+        _check_stream_order(outcome)
+
+
+def _check_stream_order(outcome: Outcome) -> None:
+    """Every delta follows the start of its part, and the streamed text equals the output."""
+    started: set[int] = set()
+    text_by_part: dict[int, list[str]] = {}
+    last_text_part: int | None = None
+    for event in outcome.events:
+        if isinstance(event, PartStartEvent):
+            started.add(event.index)
+            if isinstance(event.part, TextPart):
+                text_by_part[event.index] = [event.part.content]
+                last_text_part = event.index
+        elif isinstance(event, PartDeltaEvent):
+            assert event.index in started, f"delta for part {event.index} before its start"
+            content = getattr(event.delta, "content_delta", None)
+            if content is not None and event.index in text_by_part:
+                text_by_part[event.index].append(content)
+    assert started, "the stream produced no part events"
+    assert last_text_part is not None, "no text part was streamed"
+    # The last streamed text part is the final answer (parts restart per model response).
+    assert "".join(text_by_part[last_text_part]) == outcome.output
+

@@ -1,0 +1,47 @@
+"""Replay the project's own recordings (``cassettes/local/``) from a real llama-server.
+
+Every protocol llama-server speaks (OpenAI Chat Completions, OpenAI Responses, Anthropic
+Messages) times every scenario of ``support.local_model`` must have a cassette, and each must
+replay strictly (same requests, in order, all consumed) and pass the scenario's structural
+checks.  These run offline, need no outside corpus, and are the provider-conformance tests
+a fresh clone runs; ``scripts/record_local.py`` re-records them.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support import local_model
+from support.cassettes import CassetteMismatch, ReplayTransport
+
+CASES = [(p, s) for p in local_model.PROTOCOLS for s in local_model.SCENARIO_NAMES]
+
+
+@pytest.mark.parametrize(("protocol", "name"), CASES, ids=[f"{p}-{s}" for p, s in CASES])
+def test_local_recording_replays_and_keeps_its_structure(protocol: str, name: str) -> None:
+    path = local_model.cassette_path(protocol, name)
+    assert path.is_file(), f"missing recording {path}; run scripts/record_local.py"
+    spec = local_model.scenario(name)
+    with ReplayTransport.load(path) as transport:
+        outcome = local_model.run(protocol, spec, local_model.build_model(
+            protocol, local_model.DEFAULT_URL, transport))
+    local_model.check(spec, outcome, protocol)
+
+
+def test_a_changed_request_does_not_replay() -> None:
+    """Replay is strict: a scenario whose request differs from the recording fails loudly."""
+    path = local_model.cassette_path("chat", "buffered_text")
+    spec = local_model.scenario("streamed_text")  # same prompt, but a streamed request
+    with pytest.raises(CassetteMismatch):
+        with ReplayTransport.load(path) as transport:
+            local_model.run("chat", spec, local_model.build_model(
+                "chat", local_model.DEFAULT_URL, transport))
+
+
+def test_the_checks_reject_a_wrong_structure() -> None:
+    """The structural checks can fail: a tool scenario's checks refuse a text-only run."""
+    path = local_model.cassette_path("chat", "buffered_text")
+    with ReplayTransport.load(path) as transport:
+        outcome = local_model.run("chat", local_model.scenario("buffered_text"),
+                                  local_model.build_model("chat", local_model.DEFAULT_URL, transport))
+    with pytest.raises(AssertionError, match="requests"):
+        local_model.check(local_model.scenario("tool_loop"), outcome)
