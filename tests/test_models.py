@@ -30,6 +30,7 @@ FULL_ENV = {
     "AZURE_OPENAI_API_KEY": "k", "AZURE_OPENAI_RESOURCE": "my-resource",
     "AWS_BEARER_TOKEN_BEDROCK": "k", "AWS_REGION": "us-east-1",
     "SNOWFLAKE_PAT": "k", "SNOWFLAKE_ACCOUNT": "acme", "XAI_API_KEY": "k",
+    "OPENAI_COMPATIBLE_BASE_URL": "https://gateway.example.com/v1",
 }
 
 

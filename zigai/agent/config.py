@@ -231,9 +231,15 @@ class AgentConfig:
         set_ = object.__setattr__
         # HOOK (issue 6, CLI): a model string ("openai:gpt-5-mini", "test") is resolved by
         # zigai.models.infer_model (credentials from the environment; adapters imported lazily).
+        # A model named by string is a hosted API reached through infer_model: like the CLI
+        # it retries by default (RetryPolicy()'s defaults) unless retry_policy is given;
+        # pass RetryPolicy.no_retry() to turn that off.  A Model value keeps the spec's
+        # default (no retries).
         if isinstance(self.model, str):
             from zigai.models import infer_model
 
+            if self.retry_policy is None and self.model.strip() != "test":
+                set_(self, "retry_policy", RetryPolicy())
             set_(self, "model", infer_model(self.model))
         for attr in ("profile", "request"):
             if not hasattr(self.model, attr):

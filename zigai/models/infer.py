@@ -19,12 +19,17 @@ Invariants:
 * the returned value implements :class:`zigai.model.Model` and owns its provider (keep it
   alive while runs use it); constructing it performs no network I/O;
 * no error message contains a credential value — only variable names;
-* unknown prefixes fail with :class:`UnknownModelProvider` listing the known ones.
+* unknown prefixes fail with :class:`UnknownModelProvider` listing the known ones;
+* a base-URL variable (``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``,
+  ``OPENAI_COMPATIBLE_BASE_URL``) that points at a loopback host (``localhost``, ``127.0.0.0/8``,
+  ``::1``) gets the loopback-only local policy (plain HTTP to exactly that host), like Ollama,
+  and then needs no credential; any other base URL keeps the default public-HTTPS policy.
 """
 
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -96,10 +101,56 @@ class ProviderSpec:
     build: Callable[[str, str | None, Mapping[str, str], Any], Any]
     settings: tuple[str, ...] = ()
     module: str = ""
+    #: The base-URL variable whose loopback value makes the credential optional.
+    local_base_url: str = ""
 
     def __post_init__(self) -> None:
         if not self.module:
             object.__setattr__(self, "module", self.name)
+
+
+#: Placeholder credential for a local server that ignores authentication.
+LOCAL_CREDENTIAL = "local-server-no-key"
+
+
+def _loopback_host(url: str) -> str | None:
+    """The host of ``url`` when it is a loopback address or ``localhost``, else ``None``."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    if host == "localhost":
+        return host
+    try:
+        return host if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        return None
+
+
+def local_policy_for(url: str) -> Any:
+    """The loopback-only :class:`~zigai.security.UrlPolicy` for a local ``url``, else ``None``."""
+    host = _loopback_host(url)
+    if host is None:
+        return None
+    from zigai.security import UrlPolicy
+
+    return UrlPolicy.local_development(allowed_hosts=(host,))
+
+
+def _endpoint(env: Mapping[str, str], variable: str) -> dict[str, Any]:
+    """``base_url`` (and the local policy for a loopback URL) from ``variable`` when set."""
+    url = env.get(variable)
+    if not url:
+        return {}
+    options: dict[str, Any] = {"base_url": url}
+    policy = local_policy_for(url)
+    if policy is not None:
+        options["url_policy"] = policy
+    return options
 
 
 def _module(name: str) -> Any:
@@ -126,15 +177,27 @@ def _require(env: Mapping[str, str], provider: str, *names: str) -> str:
 
 def _openai(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("openai")
-    options = _transport_kwargs(transport)
-    if env.get("OPENAI_BASE_URL"):
-        options["base_url"] = env["OPENAI_BASE_URL"]
-    return mod.Client(model, mod.Provider(key, **options))
+    options = {**_transport_kwargs(transport), **_endpoint(env, "OPENAI_BASE_URL")}
+    return mod.Client(model, mod.Provider(key or LOCAL_CREDENTIAL, **options))
 
 
 def _anthropic(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("anthropic")
-    return mod.Client(model, mod.Provider(key, transport))
+    options = _endpoint(env, "ANTHROPIC_BASE_URL")
+    return mod.Client(model, mod.Provider(key or LOCAL_CREDENTIAL, transport, **options))
+
+
+def _openai_compatible(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
+    mod = _module("openai_compatible")
+    options = _endpoint(env, "OPENAI_COMPATIBLE_BASE_URL")
+    if not options:
+        _require(env, "openai_compatible", "OPENAI_COMPATIBLE_BASE_URL")
+    key = key or env.get("OPENAI_COMPATIBLE_API_KEY") or None
+    if key is None:
+        from zigai.providers.http import AuthStyle
+
+        options["auth"] = AuthStyle("none")
+    return mod.Client(model, mod.Provider(key, transport, **options))
 
 
 def _google(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
@@ -223,16 +286,18 @@ def _snowflake(model: str, key: str | None, env: Mapping[str, str], transport: A
 
 
 def _spec(name: str, credentials: tuple[str, ...], build: Any, settings: tuple[str, ...] = (),
-          module: str = "") -> ProviderSpec:
-    return ProviderSpec(name, credentials, build, settings, module)
+          module: str = "", local_base_url: str = "") -> ProviderSpec:
+    return ProviderSpec(name, credentials, build, settings, module, local_base_url)
 
 
 #: Every accepted provider prefix (canonical names), in documentation order.
 PROVIDERS: Mapping[str, ProviderSpec] = {
     spec.name: spec
     for spec in (
-        _spec("openai", ("OPENAI_API_KEY",), _openai, ("OPENAI_BASE_URL",)),
-        _spec("anthropic", ("ANTHROPIC_API_KEY",), _anthropic),
+        _spec("openai", ("OPENAI_API_KEY",), _openai, ("OPENAI_BASE_URL",),
+              local_base_url="OPENAI_BASE_URL"),
+        _spec("anthropic", ("ANTHROPIC_API_KEY",), _anthropic, ("ANTHROPIC_BASE_URL",),
+              local_base_url="ANTHROPIC_BASE_URL"),
         _spec("google", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), _google),
         _spec("vertex_ai", ("GOOGLE_CLOUD_ACCESS_TOKEN",), _vertex_ai,
               ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION")),
@@ -265,6 +330,8 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
         _spec("xai_chat", ("XAI_API_KEY",), _native("xai", "ChatProvider", "ChatClient"),
               module="xai"),
         _spec("ollama", (), _ollama, ("OLLAMA_BASE_URL",)),
+        _spec("openai_compatible", (), _openai_compatible,
+              ("OPENAI_COMPATIBLE_BASE_URL", "OPENAI_COMPATIBLE_API_KEY")),
     )
 }
 
@@ -338,6 +405,9 @@ def infer_model(
     spec = PROVIDERS[parsed.provider]
     names = (api_key_env,) if api_key_env else spec.credentials
     key: str | None = None
-    if names:
+    local = spec.local_base_url and _loopback_host(environment.get(spec.local_base_url, ""))
+    if names and local:
+        key = next((environment[n] for n in names if environment.get(n)), None)
+    elif names:
         key = _require(environment, parsed.provider, *names)
     return spec.build(parsed.model_name, key, environment, transport)
