@@ -194,7 +194,8 @@ def test_failed_rename_leaves_the_old_history_intact(tmp_path: Path, monkeypatch
     code = main(["run", "second", "--model", "test", "--history", str(history)],
                 env={}, out=out, err=err)
     assert code == ExitCode.fault
-    assert "No space left" in err.getvalue()
+    assert "No space left" in err.getvalue() and str(history) in err.getvalue()
+    assert out.getvalue().strip(), "the paid-for answer is printed even when the save fails"
     assert history.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.json"]
 

@@ -183,7 +183,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 RealtimeConnectionLost, RealtimeSessionError,
     │                                                 RealtimeSessionClosed
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
-                                                      InvalidPauseFile), CassetteReplayError
+                                                      InvalidPauseFile), OutputFileNotWritten,
+                                                      CassetteReplayError
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from zigai.messages import Message, RequestMessage, ResponseMessage
 from zigai.model import ModelRequest
 from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
 from zigai.retry import RetryBudget
-from zigai.settings import check_supported, merge_settings
+from zigai.settings import UnsupportedModelSetting, check_supported, merge_settings
 from zigai.tool import Tool
 from zigai.usage import RunUsage
 
@@ -63,6 +63,16 @@ class RunState(enum.Enum):
     execute_tools = "execute_tools"
     finalize = "finalize"
     done = "done"
+
+
+def with_profile_hint(model: Any, error: Exception) -> Exception:
+    """``error`` (an unsupported setting or feature) re-made to name the model and the fix."""
+    name = f"{getattr(model, 'provider_name', '?')}:{getattr(model, 'model_name', '?')}"
+    return type(error)(
+        f"{name}: {error} (per its profile; an unknown model name gets a conservative one — "
+        "if the model does support it, give the client a profile: "
+        "Client(name, provider, profile=ModelProfile(...)), or the provider a profile_lookup)"
+    )
 
 
 class RunCore:
@@ -92,7 +102,10 @@ class RunCore:
             self.settings = agent.base_settings()
         else:
             self.settings = merge_settings(agent.base_settings(), options.model_settings)
-        check_supported(self.settings, profile)
+        try:
+            check_supported(self.settings, profile)
+        except UnsupportedModelSetting as exc:
+            raise with_profile_hint(self.model, exc) from None
         self.typed = output_type is not None
         self.decoder: Callable[[Any], Any] | None = None
         if self.typed:

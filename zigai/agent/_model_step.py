@@ -40,7 +40,17 @@ if TYPE_CHECKING:
     from zigai.agent._core import RunCore
     from zigai.model import ModelRequest, ModelStreamEvent, StreamedResponse
 
-__all__ = ["StreamingRequest", "request_buffered"]
+__all__ = ["StreamingRequest", "request_buffered", "run_deadline_reached"]
+
+#: A transport deadline is computed from the run's remaining time, so the socket timeout can
+#: fire a hair before the monotonic clock passes the deadline itself.
+_DEADLINE_SLACK_S = 0.05
+
+
+def run_deadline_reached(control: Any) -> bool:
+    """True when the run's own deadline has (all but) passed."""
+    remaining = control.remaining()
+    return remaining is not None and remaining <= _DEADLINE_SLACK_S
 
 T = TypeVar("T")
 

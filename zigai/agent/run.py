@@ -44,9 +44,9 @@ from __future__ import annotations
 from typing import Any
 
 from zigai.agent._accept import accept_candidate
-from zigai.agent._core import RunCore, RunState
+from zigai.agent._core import RunCore, RunState, with_profile_hint
 from zigai.agent._inputs import check_request_inputs
-from zigai.agent._model_step import StreamingRequest, request_buffered
+from zigai.agent._model_step import StreamingRequest, request_buffered, run_deadline_reached
 from zigai.agent._tool_step import check_pause, execute_tool_step
 from zigai.agent.config import AgentConfig, RunOptions, TypedMode
 from zigai.agent.deferred import (
@@ -75,6 +75,7 @@ from zigai.agent.events import (
     ToolAvailabilityEvent,
 )
 from zigai.agent.result import Result, TypedResult
+from zigai.control import RunTimedOut
 from zigai.messages import (
     FinishReason,
     RequestMessage,
@@ -84,9 +85,11 @@ from zigai.messages import (
     ToolCallPart,
     UserPromptPart,
 )
-from zigai.model import ModelRequest, check_request_supported
+from zigai.model import ModelRequest, UnsupportedModelFeature, check_request_supported
 from zigai.output import OutputRejected
+from zigai.settings import UnsupportedModelSetting
 from zigai.tool import Tool
+from zigai.transport import TransportTimedOut
 
 __all__ = ["AgentRun", "RunState"]
 
@@ -303,7 +306,10 @@ class AgentRun(RunCore):
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
         )
-        check_request_supported(request, self.profile)
+        try:
+            check_request_supported(request, self.profile)
+        except (UnsupportedModelFeature, UnsupportedModelSetting) as exc:
+            raise with_profile_hint(self.model, exc) from None
         check_request_inputs(view, self.agent.url_policy, self.model.provider_name)
         self.request = request
         if self._sink is not None:
@@ -341,6 +347,16 @@ class AgentRun(RunCore):
         self.emit(ModelResponseEvent(response, response.usage))
 
     def _model_request(self) -> None:
+        try:
+            self._model_request_step()
+        except TransportTimedOut as exc:
+            # One run-deadline error wherever it fires: a transport timeout at the run's own
+            # deadline (not a shorter per-request ceiling) is the run timing out.
+            if run_deadline_reached(self.control):
+                raise RunTimedOut("run deadline exceeded during a model request") from exc
+            raise
+
+    def _model_request_step(self) -> None:
         if self._sink is not None:
             self._model_request_streamed()
             return

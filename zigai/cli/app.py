@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from zigai.cli.config import RunSettings, load_config
+from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES, RunSettings, load_config
 from zigai.cli.errors import CliUsageError, ExitCode, exit_code_for
 
 __all__ = ["build_parser", "main"]
@@ -29,7 +29,7 @@ exit codes:
   130  interrupted
 
 environment:
-  ZIGAI_MODEL     model string used when --model and the config name none
+  ZIGAI_MODEL     model string used when --model is not given (beats the config file)
   ZIGAI_CONFIG    configuration file used when --config is not given
   provider keys   OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, GROQ_API_KEY, ...
                   (see docs/providers.md)
@@ -54,16 +54,32 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value < 1:
-        raise ValueError(text)
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise ValueError(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def _retry_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_RETRIES:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_RETRIES}, got {text!r}")
     return value
 
 
@@ -99,6 +115,12 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
                      help="print the run's events as JSON lines (agui: AG-UI events)")
     run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
+    retries = run.add_mutually_exclusive_group()
+    retries.add_argument("--retries", type=_retry_count, metavar="N",
+                         help=f"retry a failed model request up to N times (429, 5xx, timeouts, "
+                              f"connection failures; Retry-After honoured; default {DEFAULT_RETRIES})")
+    retries.add_argument("--no-retries", action="store_const", const=0, dest="retries",
+                         help="never retry a model request (same as --retries 0)")
     run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
     run.add_argument("--pause-file", metavar="FILE", default="zigai-pause.json",
                      help="where a run paused for approval is saved (default: %(default)s)")
@@ -129,9 +151,12 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
     flags = {
         "model": args.model, "system": args.system, "tools": args.tools,
         "output_schema": args.output_schema, "max_requests": args.max_requests,
-        "timeout": args.timeout,
+        "timeout": args.timeout, "retries": args.retries,
     }
     values = base.to_json()
+    # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.
+    if env.get("ZIGAI_MODEL"):
+        values["model"] = env["ZIGAI_MODEL"]
     values.update({k: v for k, v in flags.items() if v is not None})
     if values.get("tools"):
         values["tools"] = os.path.abspath(values["tools"])

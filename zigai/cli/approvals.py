@@ -103,7 +103,7 @@ def save_pause(paused: Any, invocation: Any, err: TextIO) -> int:
             "calls": calls, "state": paused.state_json,
         }
     text = json.dumps(document, ensure_ascii=False, indent=1)
-    atomic_write_text(invocation.pause_file, text + "\n")
+    atomic_write_text(invocation.pause_file, text + "\n", "pause file")
     err.write(f"zigai: paused for approval; state saved to {invocation.pause_file}\n")
     for call in calls:
         verb = "--result ID JSON" if call["execution"] == "external" else "--approve ID or --deny ID"

@@ -4,13 +4,15 @@ The file is one bounded JSON object (the ``cli_manifest`` profile of :mod:`zigai
 1 MiB, 256 KiB strings, depth 32, 4,096 items)::
 
     {"version": 1, "model": "openai:gpt-5-mini", "api_key_env": "OPENAI_API_KEY",
-     "system": "Be brief.", "max_requests": 10, "timeout": 60,
+     "system": "Be brief.", "max_requests": 10, "timeout": 60, "retries": 2,
      "tools": "tools.py", "output_schema": "answer.schema.json"}
 
 Every key is optional except ``version``; unknown keys are rejected.  Credentials never
 appear in it: ``api_key_env`` holds the *name* of an environment variable (upper-case
 letters, digits, underscores), and any other key that looks like a secret is refused.
 Relative ``tools`` / ``output_schema`` paths are resolved against the file's directory.
+``retries`` is how many times a failed model request is retried (0 turns retries off; unset
+means :data:`DEFAULT_RETRIES`).
 
 Precedence, highest first: command-line flags, environment (``ZIGAI_MODEL``), the file.
 :class:`RunSettings` is the fully resolved, immutable result; the pause file stores it so a
@@ -27,9 +29,14 @@ from typing import Any
 
 from zigai.cli.errors import InvalidCliConfig
 
-__all__ = ["CONFIG_VERSION", "RunSettings", "load_config", "settings_from_json"]
+__all__ = ["CONFIG_VERSION", "DEFAULT_RETRIES", "MAX_RETRIES", "RunSettings", "load_config",
+           "settings_from_json"]
 
 CONFIG_VERSION = 1
+#: Retries per model request when neither flags nor the file say (429s, 5xx, timeouts,
+#: connection failures; Retry-After honoured): the defaults of ``zigai.retry.RetryPolicy``.
+DEFAULT_RETRIES = 2
+MAX_RETRIES = 10
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,127}$")
 _SECRET_WORDS = ("key", "token", "secret", "password", "credential", "auth")
 
@@ -45,6 +52,7 @@ class RunSettings:
     output_schema: str | None = None
     max_requests: int | None = None
     timeout: float | None = None
+    retries: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -53,6 +61,7 @@ class RunSettings:
 _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "api_key_env": (str,), "system": (str,), "tools": (str,),
     "output_schema": (str,), "max_requests": (int,), "timeout": (int, float),
+    "retries": (int,),
 }
 
 
@@ -84,6 +93,8 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         raise InvalidCliConfig(f"{where}: 'max_requests' must be between 1 and 10000")
     if "timeout" in values and not 0 < values["timeout"] <= 86_400:
         raise InvalidCliConfig(f"{where}: 'timeout' must be between 0 and 86400 seconds")
+    if "retries" in values and not 0 <= values["retries"] <= MAX_RETRIES:
+        raise InvalidCliConfig(f"{where}: 'retries' must be between 0 and {MAX_RETRIES}")
     if base_dir is not None:
         for key in ("tools", "output_schema"):
             if key in values and not os.path.isabs(values[key]):

@@ -41,6 +41,7 @@ __all__ = [
     "CliUsageError",
     "InvalidCliConfig",
     "InvalidPauseFile",
+    "OutputFileNotWritten",
     "CassetteReplayError",
     "exit_code_for",
 ]
@@ -68,6 +69,11 @@ class InvalidCliConfig(CliUsageError):
 
 class InvalidPauseFile(CliUsageError):
     """A pause file is malformed, tampered, of another version, or the decisions do not fit it."""
+
+
+class OutputFileNotWritten(CliError):
+    """A history or pause file could not be written after the run (disk full, I/O error);
+    the path was checked before the run, so this is a fault (exit 1), not operator input."""
 
 
 class CassetteReplayError(CliError):

@@ -18,9 +18,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from zigai.cli.errors import CliUsageError
+from zigai.cli.errors import CliUsageError, OutputFileNotWritten
 
-__all__ = ["read_bounded", "atomic_write_text", "read_json_file", "load_history", "save_history"]
+__all__ = [
+    "read_bounded", "atomic_write_text", "check_writable", "read_json_file", "load_history",
+    "save_history",
+]
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -35,9 +38,36 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     return data
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) atomically; the old file survives any failure."""
+def check_writable(path: str | os.PathLike[str], what: str) -> None:
+    """Raise :class:`CliUsageError` (naming ``path``) unless ``path`` can be written.
+
+    Called before a run starts, so a missing or read-only folder is reported before any model
+    request is paid for."""
     target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise CliUsageError(f"{what} {str(path)!r} is a directory; name a file")
+    if not directory.is_dir():
+        raise CliUsageError(
+            f"cannot write {what} {str(path)!r}: folder {str(directory)!r} does not exist "
+            "(create it first)"
+        )
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CliUsageError(f"cannot write {what} {str(path)!r}: folder {str(directory)!r} is not writable")
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str, what: str = "file") -> None:
+    """Replace ``path`` with ``text`` (UTF-8) atomically; the old file survives any failure.
+
+    An operating-system failure is an :class:`OutputFileNotWritten` naming ``path`` (never the
+    temporary sibling)."""
+    try:
+        _atomic_write(Path(path), text)
+    except OSError as exc:
+        raise OutputFileNotWritten(f"cannot write {what} {str(path)!r}: {exc.strerror or exc}") from None
+
+
+def _atomic_write(target: Path, text: str) -> None:
     directory = target.parent if str(target.parent) else Path(".")
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
@@ -86,4 +116,4 @@ def save_history(path: str | os.PathLike[str], messages: Any) -> None:
     """Write ``messages`` as canonical version-2 history, atomically."""
     from zigai import history
 
-    atomic_write_text(path, history.stringify(messages))
+    atomic_write_text(path, history.stringify(messages), "history file")

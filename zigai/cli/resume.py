@@ -23,7 +23,7 @@ from zigai.cli.approvals import (
 )
 from zigai.cli.config import settings_from_json
 from zigai.cli.errors import InvalidPauseFile
-from zigai.cli.run import Invocation, build_agent, finish
+from zigai.cli.run import Invocation, build_agent, check_output_paths, finish
 
 __all__ = ["resume_command"]
 
@@ -35,6 +35,7 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
     decisions = decisions_from_args(args, document["calls"])
     invocation = Invocation(settings=settings, history=document["history"], json_output=args.json,
                             stream=args.stream, pause_file=args.pause_file)
+    check_output_paths(invocation)
     agent = build_agent(replace(settings, model=settings.model or "test"), env, err)
     progress = progress_for(invocation, out, err)
     from zigai.agent.deferred import (

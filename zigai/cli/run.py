@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from zigai.cli.config import RunSettings
 from zigai.cli.errors import CliUsageError, ExitCode
-from zigai.cli.files import load_history, read_json_file, save_history
+from zigai.cli.files import check_writable, load_history, read_json_file, save_history
 
 __all__ = ["Invocation", "TEST_MODEL_NOTICE", "build_agent", "run_command", "result_json", "usage_json"]
 
@@ -53,12 +53,14 @@ def resolve_settings(settings: RunSettings, env: Mapping[str, str]) -> RunSettin
 
 def _output_spec(path: str, profile: Any) -> Any:
     from zigai.json import defaults
+    from zigai.json_schema import validate_schema
     from zigai.output import OutputChoice, OutputSpec
 
     schema = read_json_file(path, defaults.json_schema, "output schema")
     if not isinstance(schema, dict):
         raise CliUsageError(f"output schema {path!r} must be a JSON object")
     try:
+        validate_schema(schema)
         choices = [OutputChoice("result", schema)]
         if profile.json_schema_output:
             return OutputSpec.native(choices)
@@ -67,6 +69,15 @@ def _output_spec(path: str, profile: Any) -> Any:
         return OutputSpec.prompted(choices)
     except Exception as exc:  # InvalidOutputSpec, InvalidJsonSchema ...
         raise CliUsageError(f"output schema {path!r} is not usable: {exc}") from None
+
+
+def retry_policy(settings: RunSettings) -> Any:
+    """The CLI's retry policy: ``RetryPolicy()``'s defaults with ``retries + 1`` attempts."""
+    from zigai.cli.config import DEFAULT_RETRIES
+    from zigai.retry import RetryPolicy
+
+    retries = DEFAULT_RETRIES if settings.retries is None else settings.retries
+    return RetryPolicy(max_attempts=retries + 1)
 
 
 def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO) -> Any:
@@ -90,6 +101,7 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO) -> A
         options["limits"] = RunLimits(max_requests=settings.max_requests)
     if settings.timeout is not None:
         options["run_timeout_ms"] = max(1, int(settings.timeout * 1000))
+    options["retry_policy"] = retry_policy(settings)
     agent = Agent(model, name="zigai-cli", **options)
     if settings.model is None:
         err.write(TEST_MODEL_NOTICE + "\n")
@@ -149,11 +161,23 @@ def print_result(result: Any, agent: Any, invocation: Invocation, out: TextIO, p
 
 
 def finish(result: Any, agent: Any, invocation: Invocation, out: TextIO, progress: Any) -> int:
+    """Print the answer, then save the history: a failing save never loses a paid answer."""
     with result:
+        print_result(result, agent, invocation, out, progress)
+        out.flush()
         if invocation.history:
             save_history(invocation.history, result.messages)
-        print_result(result, agent, invocation, out, progress)
     return ExitCode.ok
+
+
+def check_output_paths(invocation: Invocation) -> None:
+    """Refuse unwritable ``--history`` / ``--pause-file`` paths before any request is made.
+
+    The pause file is checked only when tools are configured (only a tool call can pause)."""
+    if invocation.history:
+        check_writable(invocation.history, "history file")
+    if invocation.settings.tools:
+        check_writable(invocation.pause_file, "pause file")
 
 
 def run_command(prompt: str, invocation: Invocation, env: Mapping[str, str],
@@ -165,6 +189,7 @@ def run_command(prompt: str, invocation: Invocation, env: Mapping[str, str],
         raise CliUsageError("the prompt is empty")
     settings = resolve_settings(invocation.settings, env)
     invocation = replace(invocation, settings=settings)
+    check_output_paths(invocation)
     agent = build_agent(settings, env, err)
     history = load_history(invocation.history) if invocation.history else ()
     if invocation.events == "agui":

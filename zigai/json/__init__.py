@@ -124,7 +124,9 @@ def _decode(decoder: json.JSONDecoder, text: str, limits: Limits) -> Any:
         return decoder.decode(text)
     except json.JSONDecodeError as exc:
         offset = exc.pos if text.isascii() else len(text[: exc.pos].encode("utf-8", "surrogatepass"))
-        raise MalformedJson(f"malformed JSON: {exc.msg} at byte {offset}", offset=offset) from None
+        # The stdlib's own text sometimes ends in "at" ("Invalid control character at").
+        reason = exc.msg.removesuffix(" at")
+        raise MalformedJson(f"malformed JSON: {reason} at byte {offset}", offset=offset) from None
     except _Rejected as exc:
         raise MalformedJson(f"malformed JSON: {exc}") from None
     except RecursionError:

@@ -122,7 +122,10 @@ def _shape_of(tp: Any) -> Shape:
     if origin is Union or origin is types.UnionType:
         return Shape("union", args)
     if tp in (list, tuple, dict) or tp in _SEQUENCE_ORIGINS or tp in _MAPPING_ORIGINS:
-        raise TypeError(f"bare {getattr(tp, '__name__', tp)} needs item types (e.g. list[str])")
+        name = getattr(tp, "__name__", str(tp))
+        example = "dict[str, int]" if tp in _MAPPING_ORIGINS else (
+            "tuple[int, ...]" if tp is tuple else "list[str]")
+        raise TypeError(f"bare {name} needs item types (e.g. {example})")
     if origin in _SEQUENCE_ORIGINS:
         return Shape("list", (args[0] if args else Any, origin))
     if origin is tuple:
