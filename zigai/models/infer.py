@@ -194,9 +194,7 @@ def _openai_compatible(model: str, key: str | None, env: Mapping[str, str], tran
         _require(env, "openai_compatible", "OPENAI_COMPATIBLE_BASE_URL")
     key = key or env.get("OPENAI_COMPATIBLE_API_KEY") or None
     if key is None:
-        from zigai.providers.http import AuthStyle
-
-        options["auth"] = AuthStyle("none")
+        options["auth"] = _module("http").AuthStyle("none")
     return mod.Client(model, mod.Provider(key, transport, **options))
 
 
