@@ -1,8 +1,9 @@
 """Accepting one output candidate: output function, ordered validators, typed decoding.
 
 The agent loop calls :func:`accept_candidate` with a schema-valid candidate.
-It runs the choice's output function (an explicit ``OutputResult.retry`` is a
-model-safe rejection; anything raised propagates unchanged), then every output
+It runs the choice's output function (an explicit ``OutputResult.retry`` — or a raised
+``ModelRetry``, as in a tool — is a model-safe rejection; anything else raised propagates
+unchanged), then every output
 validator in order (each receives the previous one's value; a transformed
 structured value is schema-checked again when no output function produced it),
 then the typed decoder of ``run_typed``.  Rejections raise ``OutputRejected``.
@@ -30,6 +31,7 @@ from zigai.output import (
     OutputValidator,
     PreparedOutput,
 )
+from zigai.tool import ModelRetry
 
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
@@ -59,7 +61,10 @@ def accept_candidate(
     function = choice.function if choice is not None else None
     if function is not None:
         control.check()
-        returned = function(ctx, value)
+        try:
+            returned = function(ctx, value)
+        except ModelRetry as exc:
+            raise OutputRejected(str(exc) or "Output rejected; please try again.") from None
         if isinstance(returned, OutputResult):
             if returned.kind == "retry":
                 raise OutputRejected(returned.message or "Output rejected; please try again.")
@@ -74,7 +79,7 @@ def accept_candidate(
             assert run is not None
             verdict = _hooked_validator(run, validator, label, index, ctx, value)
         else:
-            verdict = validator(label, ctx, value)
+            verdict = _call(validator, label, ctx, value)
             if not isinstance(verdict, OutputResult):
                 raise _not_a_result(validator, verdict)
         if verdict.kind == "retry":
@@ -93,6 +98,14 @@ def accept_candidate(
         raise OutputRejected(f"The output could not be decoded: {exc}", cause=exc) from None
 
 
+def _call(validator: OutputValidator, label: str, ctx: OutputRunContext, value: Any) -> Any:
+    """The validator's verdict; a raised ``ModelRetry`` is a retry with its message."""
+    try:
+        return validator(label, ctx, value)
+    except ModelRetry as exc:
+        return OutputResult.retry(str(exc) or "Output rejected; please try again.")
+
+
 def _not_a_result(validator: Any, verdict: Any) -> InvalidOutputSpec:
     return InvalidOutputSpec(
         f"output validator {validator!r} returned {type(verdict).__name__}; "
@@ -107,7 +120,7 @@ def _hooked_validator(
     info = run.info
     run.fire(OutputValidatorStart(info, label, index, value))
     try:
-        verdict = validator(label, ctx, value)
+        verdict = _call(validator, label, ctx, value)
         if not isinstance(verdict, OutputResult):
             raise _not_a_result(validator, verdict)
     except BaseException as exc:

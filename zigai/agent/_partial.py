@@ -18,6 +18,7 @@ from zigai.messages import TextPart, ToolCallPart
 from zigai.model import PartDeltaEvent, PartStartEvent, TextPartDelta, ToolCallPartDelta
 from zigai.output import OutputMode, OutputResult, OutputRunContext
 from zigai.output.partial import partial_check, repair_json, strip_partial_fences
+from zigai.tool import ModelRetry
 
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
@@ -145,7 +146,10 @@ class PartialOutputDeriver:
         function = choice.function if choice is not None else None
         if function is not None:
             run.control.check()
-            returned = function(ctx, value)
+            try:
+                returned = function(ctx, value)
+            except ModelRetry:  # not acceptable yet: no snapshot, the final check decides
+                return _NO_SNAPSHOT
             if isinstance(returned, OutputResult):
                 if returned.kind == "retry":
                     return _NO_SNAPSHOT
@@ -155,7 +159,10 @@ class PartialOutputDeriver:
         label = name if name is not None else run.output.mode.value
         for validator in run.agent.output_validators:
             run.control.check()
-            verdict = validator(label, ctx, value)
+            try:
+                verdict = validator(label, ctx, value)
+            except ModelRetry:
+                return _NO_SNAPSHOT
             if not isinstance(verdict, OutputResult) or verdict.kind == "retry":
                 return _NO_SNAPSHOT
             if function is None and verdict.value is not value and choice is not None:

@@ -210,6 +210,15 @@ class OutputResult:
     value: Any = None
     message: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.kind not in ("output", "retry"):
+            raise InvalidOutputSpec(
+                f"OutputResult kind must be 'output' or 'retry', got {self.kind!r}; "
+                "use OutputResult.output(value) or OutputResult.retry(message)"
+            )
+        if self.message is not None and not isinstance(self.message, str):
+            raise InvalidOutputSpec(f"OutputResult message must be a str, got {type(self.message).__name__}")
+
     @classmethod
     def output(cls, value: Any) -> OutputResult:
         return cls("output", value)
