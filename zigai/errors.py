@@ -115,10 +115,12 @@ The tree (bases here, named leaves in their modules)::
     │                                                 PauseRequired, ResultClosed,
     │                                                 InvalidAgentConfiguration, ForeignUploadedFile
     │                             zigai.agent.paused_state InvalidPausedState (PausedStateTooLarge,
-    │                                                 UnsupportedPausedStateVersion)
+    │                                                 UnsupportedPausedStateVersion,
+    │                                                 PausedStateIntegrityError)
     │                             zigai.agent.deferred InvalidResumeDecisions (ResumeDecisionsTooLarge,
     │                                                 UnsupportedResumeDecisionsVersion,
-    │                                                 ResumeDecisionMismatch)
+    │                                                 ResumeDecisionMismatch,
+    │                                                 ResumeDecisionsIntegrityError)
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
     ├── McpError                  zigai.mcp           McpErrorResponse (ParseError, InvalidRequest,

@@ -34,7 +34,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from zigai.agent._accept import accept_candidate
-from zigai.agent.deferred import ApprovalSource, DeferredCall, deferred_args
+from zigai.agent.deferred import (
+    ApprovalSource,
+    DeferredCall,
+    InvalidPausedState,
+    PausedState,
+    deferred_args,
+)
 from zigai.agent.errors import PauseRequired
 from zigai.agent.events import (
     DeferredToolResultEvent,
@@ -71,7 +77,7 @@ from zigai.tool import (
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
 
-__all__ = ["check_pause", "execute_tool_step", "FINAL_RESULT_TEXT", "SKIPPED_TEXT", "UNUSED_OUTPUT_TEXT"]
+__all__ = ["check_pause", "resume_calls", "execute_tool_step", "FINAL_RESULT_TEXT", "SKIPPED_TEXT", "UNUSED_OUTPUT_TEXT"]
 
 FINAL_RESULT_TEXT = "Final result processed."
 SKIPPED_TEXT = "Tool not executed: a final result was already processed."
@@ -92,17 +98,11 @@ def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, 
             waiting.append(DeferredCall(
                 part.tool_call_id, part.tool_name, deferred_args(part), tool.execution.value,
             ))
-        elif approval is not None:
-            try:
-                args = tool.validate_arguments(part.args)
-            except InvalidToolArguments:
-                continue  # invalid arguments become a retry prompt; approval never sees them
-            run.control.check()
-            if approval(run.run_context(), part.tool_name, args.value):
-                waiting.append(DeferredCall(
-                    part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval",
-                    ApprovalSource.dynamic,
-                ))
+        elif approval is not None and _needs_approval(run, approval, tool, part):
+            waiting.append(DeferredCall(
+                part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval",
+                ApprovalSource.dynamic,
+            ))
     if waiting and not run.allow_pause:
         names = tuple(c.tool_name for c in waiting)
         raise PauseRequired(
@@ -112,6 +112,55 @@ def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, 
             tool_call_ids=tuple(c.tool_call_id for c in waiting),
         )
     return tuple(waiting)
+
+
+def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
+    """The calls of the pausing response a resume must decide, derived from the current tools.
+
+    A paused-state document is application data that may have been edited, so its
+    ``pending_calls`` only *add* waiting calls, they never waive one: every call of a tool
+    whose current execution is ``requires_approval`` or ``external`` waits (with that
+    execution, whatever the document labels it), a call the document lists waits as
+    approval-gated (a dynamic approval persisted from the pause), and an immediate call
+    that ``Agent.tool_approval`` marks now also waits.  ``match_decisions`` then demands
+    exactly one fitting decision for each, so a forged call cannot run undecided.
+    """
+    listed = {call.tool_call_id: call for call in state.calls}
+    response = state.messages[-1]
+    assert isinstance(response, ResponseMessage)
+    approval = run.agent.tool_approval
+    output_names = run.output.tool_names
+    waiting: list[DeferredCall] = []
+    for part in response.parts:
+        if not isinstance(part, ToolCallPart):
+            continue
+        call_id, name = part.tool_call_id, part.tool_name
+        tool = run.step_tools.get(name)
+        saved = listed.get(call_id)
+        if tool is None or name in output_names:
+            if saved is not None:
+                raise InvalidPausedState(
+                    f"invalid paused state: pending call {call_id!r} names {name!r}, which is not "
+                    "a function tool of this agent"
+                )
+            continue
+        args = deferred_args(part)
+        if tool.execution is not ToolExecution.immediate:
+            waiting.append(DeferredCall(call_id, name, args, tool.execution.value))
+        elif saved is not None:
+            waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
+        elif approval is not None and _needs_approval(run, approval, tool, part):
+            waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
+    return tuple(waiting)
+
+
+def _needs_approval(run: RunCore, approval: Any, tool: Any, part: ToolCallPart) -> bool:
+    try:
+        args = tool.validate_arguments(part.args)
+    except InvalidToolArguments:
+        return False  # invalid arguments become a retry prompt; approval never sees them
+    run.control.check()
+    return bool(approval(run.run_context(), part.tool_name, args.value))
 
 
 def _count_tool_retry(run: RunCore, name: str, max_retries: int, message: str) -> None:

@@ -35,7 +35,7 @@ from zigai.agent.config import (
     ToolApproval,
     TypedMode,
 )
-from zigai.agent.deferred import decode_paused_state, match_decisions, parse_resume_decisions
+from zigai.agent.deferred import decode_paused_state, parse_resume_decisions
 from zigai.agent.errors import InvalidAgentConfiguration
 from zigai.agent.run import AgentRun
 from zigai.agent.stream import AgentStream, run_with_sink
@@ -181,12 +181,11 @@ class Agent(AgentConfig):
         self, state_json: str | bytes, decisions: Any, options: RunOptions | None,
         kwargs: Mapping[str, Any], output_type: Any, mode: TypedMode | None,
     ) -> AgentRun:
-        state = decode_paused_state(state_json)
-        matched = match_decisions(state.calls, tuple(decisions))
+        state = decode_paused_state(state_json, key=self.state_key)
         run_options = self._options(None, options, kwargs)
         return AgentRun(
             self, run_options, output_type=output_type, typed_mode=mode, allow_pause=True,
-            resume=state, decisions=matched,
+            resume=state, decisions=tuple(decisions),
         )
 
     def resume_run(
@@ -221,7 +220,7 @@ class Agent(AgentConfig):
         **kwargs: Any,
     ) -> RunOutcome:
         """:meth:`resume_run` with decisions in the versioned resume-decisions JSON."""
-        with parse_resume_decisions(decisions_json) as owned:
+        with parse_resume_decisions(decisions_json, key=self.state_key) as owned:
             decisions = owned.decisions
         return self.resume_run(
             state_json, decisions, options=options, output_type=output_type, mode=mode, **kwargs

@@ -222,6 +222,7 @@ class AgentConfig:
     tool_approval: ToolApproval | None = None
     hooks: Sequence[Hook] = ()
     builtin_tools: Sequence[ManagedTool | str] = ()
+    state_key: bytes | None = field(default=None, repr=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -286,6 +287,12 @@ class AgentConfig:
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
+        from zigai.agent.paused_state import check_key
+
+        try:
+            set_(self, "state_key", check_key(self.state_key, "Agent.state_key"))
+        except TypeError as exc:
+            raise InvalidAgentConfiguration(str(exc)) from None
 
     # -- derived values (cached; immutable) -------------------------------------------------
 

@@ -7,7 +7,9 @@ encoded and decoded in :mod:`zigai.agent.paused_state`; this module re-exports t
 names, so ``zigai.agent.deferred`` stays the one import for pause/resume.
 
 Resume decisions have their own versioned wrapper (``{"version": 1, "decisions": [...]}``,
-bounded by the resume-decisions profile): exactly one decision per pending call —
+bounded by the resume-decisions profile; with an application key it also carries
+``"mac": "hmac-sha256:<hex>"`` and parsing with the key refuses a missing or wrong MAC):
+exactly one decision per pending call —
 ``approve`` (run an approval-gated tool), ``deny`` with a reason (an error result for the
 model) or ``result`` with external content (appended without invoking application code).
 :func:`match_decisions` enforces "exactly one fitting decision per deferred call".
@@ -16,9 +18,8 @@ model) or ``result`` with external content (appended without invoking applicatio
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from zigai._owner import Owner
@@ -29,11 +30,15 @@ from zigai.agent.paused_state import (
     DeferredCall,
     InvalidPausedState,
     PausedState,
+    PausedStateIntegrityError,
     PausedStateTooLarge,
     UnsupportedPausedStateVersion,
     _canonical,
+    check_key,
     decode_paused_state,
     encode_paused_state,
+    keyed_mac,
+    mac_matches,
 )
 from zigai.agent.paused_state import deferred_args as deferred_args
 from zigai.agent.paused_state import new_start_invalid as new_start_invalid
@@ -58,9 +63,11 @@ __all__ = [
     "decode_paused_state",
     "match_decisions",
     "InvalidPausedState",
+    "PausedStateIntegrityError",
     "PausedStateTooLarge",
     "UnsupportedPausedStateVersion",
     "InvalidResumeDecisions",
+    "ResumeDecisionsIntegrityError",
     "ResumeDecisionsTooLarge",
     "UnsupportedResumeDecisionsVersion",
     "ResumeDecisionMismatch",
@@ -74,6 +81,10 @@ RESUME_DECISIONS_VERSION = 1
 
 class InvalidResumeDecisions(AgentError):
     """Resume decisions are malformed (JSON, shape, unknown action)."""
+
+
+class ResumeDecisionsIntegrityError(InvalidResumeDecisions):
+    """A resume-decisions document's keyed MAC is missing or does not match the key."""
 
 
 class ResumeDecisionsTooLarge(InvalidResumeDecisions):
@@ -109,6 +120,32 @@ class ResumeAction(enum.Enum):
 
 _DENIED_TEXT = "The tool call was denied."
 
+# A decision's content sits three containers deep in its document
+# ({"decisions": [{"content": ...}]}), so it may nest three levels less than the profile.
+_WRAPPER_DEPTH = 3
+
+
+def _content_limits() -> Any:
+    from zigai import json as zjson
+
+    profile = zjson.defaults.resume_decisions
+    return replace(profile, max_depth=profile.max_depth - _WRAPPER_DEPTH)
+
+
+def _plain_content(content: Any) -> Any:
+    """A plain-JSON copy of external result content, bounded like its decisions document."""
+    from zigai import json as zjson
+    from zigai.json import JsonLimitExceeded
+
+    try:
+        return zjson.parse(zjson.dumps(content), _content_limits())
+    except JsonLimitExceeded as exc:
+        raise ResumeDecisionsTooLarge(
+            f"result content exceeds the resume-decisions limits: {exc}"
+        ) from None
+    except JsonError as exc:
+        raise InvalidResumeDecisions(f"result content is not plain JSON: {exc}") from None
+
 
 @dataclass(frozen=True, slots=True)
 class ResumeDecision:
@@ -133,10 +170,7 @@ class ResumeDecision:
         if self.action is not ResumeAction.deny and self.reason is not None:
             raise InvalidResumeDecisions("only a 'deny' decision carries a reason")
         if self.content is not None:
-            try:
-                object.__setattr__(self, "content", json.loads(json.dumps(self.content, allow_nan=False)))
-            except (TypeError, ValueError) as exc:
-                raise InvalidResumeDecisions(f"result content is not plain JSON: {exc}") from None
+            object.__setattr__(self, "content", _plain_content(self.content))
 
     @classmethod
     def approve(cls, tool_call_id: str) -> ResumeDecision:
@@ -290,16 +324,28 @@ def _decision_json(decision: ResumeDecision) -> dict[str, Any]:
     return item
 
 
-def stringify_resume_decisions(decisions: Iterable[ResumeDecision]) -> str:
-    """The versioned resume-decisions document (``{"version":1,"decisions":[...]}``)."""
+_DECISIONS_KIND = "zigai.resume_decisions"
+
+
+def stringify_resume_decisions(
+    decisions: Iterable[ResumeDecision], *, key: bytes | None = None
+) -> str:
+    """The versioned resume-decisions document (``{"version":1,"decisions":[...]}``).
+
+    With ``key`` (at least 16 bytes) the document carries an HMAC-SHA256 ``mac``.
+    """
     from zigai import json as zjson
 
+    key = check_key(key, "the resume-decisions key")
     items = []
     for decision in decisions:
         if not isinstance(decision, ResumeDecision):
             raise InvalidResumeDecisions(f"expected ResumeDecision values, got {type(decision).__name__}")
         items.append(_decision_json(decision))
     document = _canonical({"version": RESUME_DECISIONS_VERSION, "decisions": items})
+    if key is not None:
+        mac = keyed_mac(key, _DECISIONS_KIND, document)
+        document = document[:-1] + f',"mac":"{mac}"}}'
     try:
         zjson.validate(document, zjson.defaults.resume_decisions)
     except JsonError as exc:
@@ -307,11 +353,16 @@ def stringify_resume_decisions(decisions: Iterable[ResumeDecision]) -> str:
     return document
 
 
-def parse_resume_decisions(data: str | bytes) -> OwnedResumeDecisions:
-    """Parse a resume-decisions document bounded by the resume-decisions JSON profile."""
+def parse_resume_decisions(data: str | bytes, *, key: bytes | None = None) -> OwnedResumeDecisions:
+    """Parse a resume-decisions document bounded by the resume-decisions JSON profile.
+
+    With ``key`` the document must carry the matching MAC
+    (:class:`ResumeDecisionsIntegrityError`); without one a MAC present is not checked.
+    """
     from zigai import json as zjson
     from zigai.json import JsonLimitExceeded
 
+    key = check_key(key, "the resume-decisions key")
     if not isinstance(data, (str, bytes)):
         raise InvalidResumeDecisions(f"expected str or bytes, got {type(data).__name__}")
     try:
@@ -325,8 +376,16 @@ def parse_resume_decisions(data: str | bytes) -> OwnedResumeDecisions:
     version = document.get("version")
     if version != RESUME_DECISIONS_VERSION or isinstance(version, bool):
         raise UnsupportedResumeDecisionsVersion(f"resume decisions version {version!r} is not supported")
+    mac = document.pop("mac", None)
     if set(document) != {"version", "decisions"} or not isinstance(document["decisions"], list):
-        raise InvalidResumeDecisions('resume decisions need exactly "version" and a "decisions" array')
+        raise InvalidResumeDecisions(
+            'resume decisions need exactly "version", a "decisions" array and an optional "mac"'
+        )
+    if key is not None and not mac_matches(key, _DECISIONS_KIND, _canonical(document), mac):
+        raise ResumeDecisionsIntegrityError(
+            "the resume decisions' MAC is missing or does not match the application key; "
+            "refusing decisions this application did not sign"
+        )
     decisions = []
     for i, item in enumerate(document["decisions"]):
         if not isinstance(item, dict):

@@ -21,8 +21,12 @@ its two directions, :func:`encode_paused_state` and :func:`decode_paused_state`:
 * ``pending_messages`` are PendingMessageQueue batches accepted before the pause.
 
 The digest is SHA-256 over the canonical ``state`` text.  It detects truncation and
-accidental edits; it is *not* authentication — applications must integrity-protect
-(sign or encrypt) state that crosses an untrusted boundary.
+accidental edits only: anyone can recompute it, so it is *not* authentication.  With an
+application key (``Agent.state_key``, or ``key=`` here) the envelope also carries
+``"mac": "hmac-sha256:<hex>"`` over the same text, and decoding with that key refuses a
+document whose MAC is missing or wrong (:class:`PausedStateIntegrityError`).  Whatever
+the document says, a resume derives each call's execution from the *current* tool
+definitions and demands a decision for every approval-gated or external call.
 
 Parsing is all-or-nothing: the whole document is bounded by the paused-state JSON
 profile, decoded and cross-checked (every pending call is a call of the last response)
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -52,6 +57,7 @@ __all__ = [
     "decode_paused_state",
     "deferred_args",
     "InvalidPausedState",
+    "PausedStateIntegrityError",
     "PausedStateTooLarge",
     "UnsupportedPausedStateVersion",
 ]
@@ -65,6 +71,10 @@ _STATE_KIND = "zigai.paused_run"
 
 class InvalidPausedState(AgentError):
     """A paused-state document is malformed, truncated, tampered or inconsistent."""
+
+
+class PausedStateIntegrityError(InvalidPausedState):
+    """A paused state's keyed MAC is missing or does not match the application key."""
 
 
 class PausedStateTooLarge(InvalidPausedState):
@@ -100,8 +110,24 @@ class DeferredCall:
     approval: ApprovalSource = ApprovalSource.static
 
     def args_as_dict(self) -> dict[str, Any]:
-        value = json.loads(self.args) if self.args.strip() else {}
-        return value if isinstance(value, dict) else {}
+        """Decode ``args`` with the tool-payload JSON profile; empty text means ``{}``.
+
+        The arguments are the model's, so they are untrusted: malformed JSON, NaN, a
+        non-object or anything over the tool-payload limits raises
+        :class:`~zigai.messages.InvalidMessagePart` (chained to the named JSON error).
+        """
+        if not self.args.strip():
+            return {}
+        from zigai import json as zjson
+        from zigai.messages import InvalidMessagePart
+
+        try:
+            value = zjson.parse(self.args, zjson.defaults.tool_payload)
+        except JsonError as exc:
+            raise InvalidMessagePart(f"DeferredCall.args is not valid tool-payload JSON: {exc}") from exc
+        if not isinstance(value, dict):
+            raise InvalidMessagePart("DeferredCall.args must encode a JSON object")
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +163,33 @@ def _usage_json(usage: RunUsage) -> dict[str, Any]:
     return fields
 
 
-def encode_paused_state(state: PausedState) -> str:
-    """The versioned paused-state document of ``state`` (deterministic text)."""
+_MAC_PREFIX = "hmac-sha256:"
+
+
+def check_key(key: object, what: str) -> bytes | None:
+    """``key`` as HMAC key bytes (None: unkeyed); a short or non-bytes key raises TypeError."""
+    if key is None:
+        return None
+    if not isinstance(key, (bytes, bytearray)) or len(key) < 16:
+        raise TypeError(f"{what} must be None or at least 16 bytes of key material")
+    return bytes(key)
+
+
+def keyed_mac(key: bytes, domain: str, text: str) -> str:
+    """``hmac-sha256:<hex>`` of ``text`` under ``key``, separated by document ``domain``."""
+    message = domain.encode("ascii") + b"\x00" + text.encode("utf-8")
+    return _MAC_PREFIX + hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+def mac_matches(key: bytes, domain: str, text: str, mac: object) -> bool:
+    return isinstance(mac, str) and hmac.compare_digest(keyed_mac(key, domain, text), mac)
+
+
+def encode_paused_state(state: PausedState, *, key: bytes | None = None) -> str:
+    """The versioned paused-state document of ``state`` (deterministic text).
+
+    With ``key`` the envelope carries an HMAC-SHA256 of the state (see the module docs).
+    """
     from zigai import json as zjson
     from zigai.history.encode import encode_message
 
@@ -160,9 +211,11 @@ def encode_paused_state(state: PausedState) -> str:
     }
     text = _canonical(body)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    key = check_key(key, "the paused-state key")
+    mac = "" if key is None else f'"mac":"{keyed_mac(key, _STATE_KIND, text)}",'
     document = (
         f'{{"version":{PAUSED_STATE_VERSION},"kind":"{_STATE_KIND}",'
-        f'"digest":"sha256:{digest}","state":{text}}}'
+        f'"digest":"sha256:{digest}",{mac}"state":{text}}}'
     )
     try:
         zjson.validate(document, zjson.defaults.paused_state)
@@ -207,6 +260,7 @@ _STATE_KEYS = frozenset({
     "history", "new_start", "instructions", "usage", "output_retries", "tool_retries",
     "pending_calls", "pending_messages",
 })
+_ENVELOPE_KEYS = frozenset({"version", "kind", "digest", "state"})
 _CALL_KEYS = frozenset({"tool_call_id", "tool_name", "args", "execution", "approval"})
 _USAGE_KEYS = frozenset({
     "requests", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
@@ -214,8 +268,13 @@ _USAGE_KEYS = frozenset({
 })
 
 
-def decode_paused_state(data: str | bytes) -> PausedState:
-    """Parse and cross-check a paused-state document; raise a named error, return nothing partial."""
+def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> PausedState:
+    """Parse and cross-check a paused-state document; raise a named error, return nothing partial.
+
+    With ``key`` the document must carry the matching MAC (:class:`PausedStateIntegrityError`
+    otherwise).  Without one a MAC present is not checked: only the digest is.
+    """
+    key = check_key(key, "the paused-state key")
     from zigai import json as zjson
     from zigai.errors import HistoryError, MessageError
     from zigai.history.decode import decode_message
@@ -237,11 +296,18 @@ def decode_paused_state(data: str | bytes) -> PausedState:
             f"paused state version {version!r} is not supported (expected {PAUSED_STATE_VERSION})",
             version=version,
         )
-    envelope = _obj(document, "document", frozenset({"version", "kind", "digest", "state"}))
+    envelope_keys = _ENVELOPE_KEYS | ({"mac"} if "mac" in document else set())
+    envelope = _obj(document, "document", envelope_keys)
     if envelope["kind"] != _STATE_KIND:
         raise _fail(f"kind must be {_STATE_KIND!r}")
     body = _obj(envelope["state"], "state", _STATE_KEYS)
-    digest = "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+    text = _canonical(body)
+    if key is not None and not mac_matches(key, _STATE_KIND, text, envelope.get("mac")):
+        raise PausedStateIntegrityError(
+            "the paused state's MAC is missing or does not match the application key: it was "
+            "not produced by this application (or with another key); refusing to resume it"
+        )
+    digest = "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
     if envelope["digest"] != digest:
         raise _fail("the digest does not match the state (truncated or edited)")
     try:
@@ -289,9 +355,8 @@ def decode_paused_state(data: str | bytes) -> PausedState:
             _str(entry["tool_call_id"], "tool_call_id"), _str(entry["tool_name"], "tool_name"),
             _str(entry["args"], "args"), execution, approval,
         ))
-    new_start = _int(body["new_start"], "state.new_start")
     state = PausedState(
-        messages, min(new_start, len(messages)), instructions, usage,
+        messages, _int(body["new_start"], "state.new_start"), instructions, usage,
         _int(body["output_retries"], "state.output_retries"), tool_retries, tuple(calls),
         tuple(pending_requests),
     )

@@ -41,13 +41,14 @@ results enter it in the model's call order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from zigai.agent._accept import accept_candidate
 from zigai.agent._core import RunCore, RunState, with_profile_hint
 from zigai.agent._inputs import check_request_inputs
 from zigai.agent._model_step import StreamingRequest, request_buffered, run_deadline_reached
-from zigai.agent._tool_step import check_pause, execute_tool_step
+from zigai.agent._tool_step import check_pause, execute_tool_step, resume_calls
 from zigai.agent.config import AgentConfig, RunOptions, TypedMode
 from zigai.agent.deferred import (
     DeferredCall,
@@ -56,6 +57,7 @@ from zigai.agent.deferred import (
     ResumeDecision,
     RunOutcome,
     encode_paused_state,
+    match_decisions,
 )
 from zigai.agent.errors import (
     ContentFiltered,
@@ -106,17 +108,21 @@ class AgentRun(RunCore):
         typed_mode: TypedMode | None = None,
         allow_pause: bool = False,
         resume: PausedState | None = None,
-        decisions: dict[str, ResumeDecision] | None = None,
+        decisions: Sequence[ResumeDecision] = (),
     ) -> None:
         super().__init__(
             agent, options, output_type=output_type, typed_mode=typed_mode,
-            allow_pause=allow_pause, resume=resume is not None, decisions=decisions,
+            allow_pause=allow_pause, resume=resume is not None,
         )
         if resume is not None:
-            self._restore(resume)
+            self._restore(resume, decisions)
 
-    def _restore(self, state: PausedState) -> None:
-        """Rebuild a paused run: saved history, instructions, usage and counters; no replay."""
+    def _restore(self, state: PausedState, decisions: Sequence[ResumeDecision]) -> None:
+        """Rebuild a paused run: saved history, instructions, usage and counters; no replay.
+
+        Which calls wait for a decision is derived from the current tools
+        (:func:`~zigai.agent._tool_step.resume_calls`), never taken from the document.
+        """
         if self.options.message_history or self.options.prompt is not None:
             raise InvalidAgentConfiguration(
                 "a resumed run takes its history from the paused state; pass no prompt or history"
@@ -127,12 +133,14 @@ class AgentRun(RunCore):
         self.usage = state.usage
         self.output_retries = state.output_retries
         self.tool_retries = dict(state.tool_retries)
-        self.deferred_calls = {call.tool_call_id: call for call in state.calls}
         self._resume_messages = state.pending_messages
         last = state.messages[-1]
         assert isinstance(last, ResponseMessage)
         self.response = last
         self._resolve_tools()
+        calls = resume_calls(self, state)
+        self.decisions = match_decisions(calls, decisions)
+        self.deferred_calls = {call.tool_call_id: call for call in calls}
         self.state = RunState.execute_tools
 
     # -- driving ----------------------------------------------------------------------------
@@ -446,7 +454,8 @@ class AgentRun(RunCore):
             messages, self.new_start, self.instructions, self.usage, self.output_retries,
             dict(self.tool_retries), waiting, pending,
         )
-        self.paused = PausedRun(waiting, encode_paused_state(state), self.usage, messages)
+        state_json = encode_paused_state(state, key=self.agent.state_key)
+        self.paused = PausedRun(waiting, state_json, self.usage, messages)
         self.emit(DeferredToolRequestEvent(waiting))
         self.finish("paused", None)
         self.state = RunState.done
