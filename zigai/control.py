@@ -81,6 +81,9 @@ class RunControl:
 
     deadline: float | None = None
     token: CancellationToken = field(default_factory=CancellationToken)
+    cancellable: bool = field(default=True, compare=False)
+    """False when no one outside the invocation holds ``token`` (``start`` without
+    ``token=``): blocking work then has only the deadline to race."""
 
     @classmethod
     def start(
@@ -94,7 +97,9 @@ class RunControl:
         if any(t is not None and t < 0 for t in timeouts_ms):
             raise ValueError("timeouts must be >= 0")
         deadline = min(candidates) if candidates else None
-        return cls(deadline=deadline, token=token if token is not None else CancellationToken())
+        if token is None:
+            return cls(deadline=deadline, token=CancellationToken(), cancellable=False)
+        return cls(deadline=deadline, token=token)
 
     def remaining(self) -> float | None:
         if self.deadline is None:

@@ -8,8 +8,9 @@ validator in order (each receives the previous one's value; a transformed
 structured value is schema-checked again when no output function produced it),
 then the typed decoder of ``run_typed``.  Rejections raise ``OutputRejected``.
 
-Invariant: every callback runs under the run control — the deadline and the
-cancellation token are checked before each one and after the last.  With lifecycle hooks,
+Invariant: every callback runs under the run control — raced against the deadline and the
+cancellation token (:func:`zigai.tool.race.call_bounded`), which are also checked after the
+last.  With lifecycle hooks,
 each validator is bracketed by ``output_validator_start`` and ``output_validator_end``
 (``accepted`` or ``retry``), or ``output_validator_error`` when it raises or returns
 something that is not an ``OutputResult``.
@@ -32,11 +33,14 @@ from zigai.output import (
     PreparedOutput,
 )
 from zigai.tool import ModelRetry
+from zigai.tool.race import call_bounded
 
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
 
 __all__ = ["accept_candidate", "choice_label"]
+
+_VALIDATOR = "an output validator"
 
 
 def choice_label(prepared: PreparedOutput, candidate: Candidate) -> str:
@@ -60,9 +64,8 @@ def accept_candidate(
     choice = candidate.choice
     function = choice.function if choice is not None else None
     if function is not None:
-        control.check()
         try:
-            returned = function(ctx, value)
+            returned = call_bounded(function, ctx, value, control=control, what="the output function")
         except ModelRetry as exc:
             raise OutputRejected(str(exc) or "Output rejected; please try again.") from None
         if isinstance(returned, OutputResult):
@@ -79,7 +82,7 @@ def accept_candidate(
             assert run is not None
             verdict = _hooked_validator(run, validator, label, index, ctx, value)
         else:
-            verdict = _call(validator, label, ctx, value)
+            verdict = call_bounded(_call, validator, label, ctx, value, control=control, what=_VALIDATOR)
             if not isinstance(verdict, OutputResult):
                 raise _not_a_result(validator, verdict)
         if verdict.kind == "retry":
@@ -120,7 +123,7 @@ def _hooked_validator(
     info = run.info
     run.fire(OutputValidatorStart(info, label, index, value))
     try:
-        verdict = _call(validator, label, ctx, value)
+        verdict = call_bounded(_call, validator, label, ctx, value, control=run.control, what=_VALIDATOR)
         if not isinstance(verdict, OutputResult):
             raise _not_a_result(validator, verdict)
     except BaseException as exc:

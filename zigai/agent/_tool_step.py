@@ -73,6 +73,7 @@ from zigai.tool import (
     ToolRetriesExceeded,
     ToolRunContext,
 )
+from zigai.tool.race import call_bounded
 
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
@@ -159,8 +160,10 @@ def _needs_approval(run: RunCore, approval: Any, tool: Any, part: ToolCallPart) 
         args = tool.validate_arguments(part.args)
     except InvalidToolArguments:
         return False  # invalid arguments become a retry prompt; approval never sees them
-    run.control.check()
-    return bool(approval(run.run_context(), part.tool_name, args.value))
+    return bool(call_bounded(
+        approval, run.run_context(), part.tool_name, args.value, control=run.control,
+        what="Agent.tool_approval",
+    ))
 
 
 def _count_tool_retry(run: RunCore, name: str, max_retries: int, message: str) -> None:

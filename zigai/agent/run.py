@@ -91,6 +91,7 @@ from zigai.model import ModelRequest, UnsupportedModelFeature, check_request_sup
 from zigai.output import OutputRejected
 from zigai.settings import UnsupportedModelSetting
 from zigai.tool import Tool
+from zigai.tool.race import call_bounded
 from zigai.transport import TransportTimedOut
 
 __all__ = ["AgentRun", "RunState"]
@@ -237,8 +238,7 @@ class AgentRun(RunCore):
         if agent.dynamic_instructions:
             ctx = self.run_context()
             for dynamic in agent.dynamic_instructions:
-                self.control.check()
-                value = dynamic(ctx)
+                value = call_bounded(dynamic, ctx, control=self.control, what="a dynamic instruction")
                 if value is not None and not isinstance(value, str):
                     raise InvalidAgentConfiguration(
                         f"dynamic instruction {dynamic!r} returned {type(value).__name__}, not str"
@@ -302,8 +302,10 @@ class AgentRun(RunCore):
         if self._processors:
             from zigai.history import apply_processors
 
-            self.control.check()
-            view = apply_processors(view, self._processors)
+            view = call_bounded(
+                apply_processors, view, self._processors, control=self.control,
+                what="a history processor",
+            )
         request = ModelRequest(
             messages=view,
             instructions=self.instructions,

@@ -61,6 +61,7 @@ from zigai.testing._common import (
     estimate_usage,
     finish_reason_for,
 )
+from zigai.tool.race import BoundedIterator, call_bounded
 
 __all__ = [
     "FunctionModel",
@@ -197,7 +198,10 @@ class FunctionModel(ScriptedModelBase):
                 "buffered requests"
             )
         info = self._begin(request)
-        response = self._function(request.messages, info)
+        response = call_bounded(
+            self._function, request.messages, info, control=request.control,
+            deadline=request.deadline, what="the FunctionModel function",
+        )
         if not isinstance(response, ResponseMessage):
             raise InvalidFunctionResponse(
                 f"function must return a ResponseMessage, got {type(response).__name__}"
@@ -223,7 +227,10 @@ class FunctionModel(ScriptedModelBase):
                 "for streamed requests"
             )
         info = self._begin(request)
-        items = self._stream_function(request.messages, info)
+        items = call_bounded(
+            self._stream_function, request.messages, info, control=request.control,
+            deadline=request.deadline, what="the FunctionModel stream function",
+        )
         if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
             raise InvalidFunctionResponse(
                 "stream_function must return an iterable of stream items (str, DeltaToolCall, "
@@ -236,8 +243,15 @@ class FunctionModel(ScriptedModelBase):
 
         def source(stream: ScriptedStream) -> Iterator[ModelStreamEvent]:
             builder = _PartBuilder(first_id)
-            for item in items:
-                yield from builder.feed(item)
+            bounded = BoundedIterator(
+                items, control=request.control, deadline=request.deadline,
+                what="the FunctionModel stream function's iterator",
+            )
+            try:
+                for item in bounded:
+                    yield from builder.feed(item)
+            finally:
+                bounded.close()
             yield from builder.finish()
             parts = builder.parts()
             finish = finish_reason_for(parts)

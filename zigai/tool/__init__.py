@@ -7,7 +7,7 @@ with :meth:`~Tool.validate_arguments` and runs accepted calls through one
 :class:`ToolScheduler` per run.  Modules: ``errors``, ``limits``
 (ToolLimits, ToolExecution, ReturnSchemaVisibility), ``context``
 (ToolRunContext, ToolReturn, ToolOutput), ``tool`` (Tool, ValidatedArgs),
-``scheduler``.
+``scheduler``, ``race`` (application callbacks raced against the run deadline like calls).
 
 Invariants: tools and limits are immutable and thread-safe to share; the
 application function never runs with arguments that failed the payload bounds

@@ -44,8 +44,8 @@ calls do not starve later work unless more than ``max_active`` of them are
 still running; a call's timeout starts when it is dispatched.
 
 Abandoned threads are also bounded process-wide, across every run and
-scheduler: :func:`abandoned_tool_threads` counts the abandoned calls still
-running, and once it reaches :func:`max_abandoned_tool_threads` (default
+scheduler: :func:`abandoned_tool_threads` counts the abandoned calls (and the
+application callbacks :mod:`zigai.tool.race` abandoned) still running, and once it reaches :func:`max_abandoned_tool_threads` (default
 :data:`DEFAULT_MAX_ABANDONED_TOOL_THREADS`, changed with
 :func:`set_max_abandoned_tool_threads`) a call that would need a worker thread
 fails fast with :class:`ToolThreadLimitReached` before its function runs.  The
@@ -123,7 +123,8 @@ def set_max_abandoned_tool_threads(limit: int) -> int:
     return previous
 
 
-def _track_abandoned(future: Future[Any]) -> None:
+def track_abandoned(future: Future[Any]) -> None:
+    """Count ``future`` (a call or callback that lost its race) until it finishes."""
     with _abandoned_lock:
         _abandoned_futures.add(future)
     future.add_done_callback(_untrack_abandoned)  # runs at once when already done
@@ -134,15 +135,16 @@ def _untrack_abandoned(future: Future[Any]) -> None:
         _abandoned_futures.discard(future)
 
 
-def _check_thread_budget(tool_name: str) -> None:
+def check_thread_budget(what: str) -> None:
+    """Raise ToolThreadLimitReached when ``what`` (a tool call or callback) may not get a thread."""
     with _abandoned_lock:
         count, limit = len(_abandoned_futures), _abandoned_limit
     if count >= limit:
         raise ToolThreadLimitReached(
-            f"tool {tool_name!r} was not started: {count} abandoned tool threads (timed out or "
-            f"cancelled calls that never returned) are still running in this process, the "
-            f"limit is {limit}. Make long tools observe ctx.cancelled, or raise the limit with "
-            "zigai.tool.set_max_abandoned_tool_threads().",
+            f"{what} was not started: {count} abandoned tool threads (timed out or "
+            f"cancelled calls and callbacks that never returned) are still running in this "
+            f"process, the limit is {limit}. Make long tools observe ctx.cancelled, or raise the "
+            "limit with zigai.tool.set_max_abandoned_tool_threads().",
             limit=limit,
             abandoned=count,
         )
@@ -387,7 +389,7 @@ class ToolScheduler:
         with self._lock:
             self._abandoned.add(future)
         future.add_done_callback(self._forget)
-        _track_abandoned(future)
+        track_abandoned(future)
 
     def _forget(self, future: Future[Any]) -> None:
         with self._lock:
@@ -401,7 +403,7 @@ class ToolScheduler:
 
     def _start(self, entry: tuple[int, ScheduledCall, ToolLimits]) -> _Running:
         _, sc, limits = entry
-        _check_thread_budget(sc.call.tool_name)
+        check_thread_budget(f"tool {sc.call.tool_name!r}")
         token = CancellationToken()
         deadline = None
         if limits.timeout_ms is not None:
