@@ -100,6 +100,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 DuplicateCanonicalModel,
     │                                                 DiscoveredCatalogClosed)
     ├── ModelRetry                zigai.tool          control flow: a tool asks the model to retry
+    ├── ToolRefused               zigai.tool          control flow: a tool policy refuses a call
     ├── ToolError                 zigai.tool          InvalidToolArguments, ToolTimedOut,
     │                                                 ToolDefinitionError, ToolRetriesExceeded,
     │                                                 ToolResultTooLarge, ToolQueueOverflow,
@@ -123,6 +124,10 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ResumeDecisionsIntegrityError)
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
+    │                             zigai.diagnostics   DiagnosticsDeliveryFailed
+    │                             zigai.context_budget ContextLimitExceeded (ContextPromptTooLarge,
+    │                                                 ContextToolsTooLarge, ContextSchemaTooLarge,
+    │                                                 ContextMediaTooLarge, ContextTokenLimitExceeded)
     ├── McpError                  zigai.mcp           McpErrorResponse (ParseError, InvalidRequest,
     │                                                 MethodNotFound, InvalidParams, InternalError,
     │                                                 HeaderMismatch, MissingRequiredClientCapability,

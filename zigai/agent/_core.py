@@ -41,6 +41,7 @@ from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
 from zigai.retry import RetryBudget
 from zigai.settings import UnsupportedModelSetting, check_supported, merge_settings
 from zigai.tool import Tool
+from zigai.tool.policy import PolicyStages
 from zigai.usage import RunUsage
 
 __all__ = ["RunCore", "RunState"]
@@ -167,6 +168,11 @@ class RunCore:
         self._ended = False
         self._hooked_sink = True
         self._deferred_end: RunEnd | None = None
+        self.policies: PolicyStages = agent._cached(
+            ("policies",), lambda: PolicyStages(tuple(agent.tool_policies))
+        )
+        # Calls a policy's approval stage already settled (retry or refusal) this step.
+        self.policy_verdicts: dict[str, Any] = {}
 
     # -- lifecycle hooks ---------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from zigai.agent._accept import accept_candidate
+from zigai.agent._policies import after_return, before_call, check_arguments, needs_approval
 from zigai.agent.deferred import (
     ApprovalSource,
     DeferredCall,
@@ -41,12 +42,13 @@ from zigai.agent.deferred import (
     PausedState,
     deferred_args,
 )
-from zigai.agent.errors import PauseRequired
+from zigai.agent.errors import InvalidAgentConfiguration, PauseRequired
 from zigai.agent.events import (
     DeferredToolResultEvent,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
 )
+from zigai.errors import JsonError
 from zigai.hooks import (
     ToolDispatchEnd,
     ToolDispatchError,
@@ -68,11 +70,13 @@ from zigai.messages.json_value import freeze_json
 from zigai.output import EndStrategy, OutputRejected
 from zigai.tool import (
     InvalidToolArguments,
+    ModelRetry,
     ScheduledCall,
     ToolExecution,
     ToolRetriesExceeded,
     ToolRunContext,
 )
+from zigai.tool.policy import ToolRefused
 from zigai.tool.race import call_bounded
 
 if TYPE_CHECKING:
@@ -88,7 +92,9 @@ UNUSED_OUTPUT_TEXT = "Output tool not used: a final result was already processed
 def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, ...]:
     """The calls that must wait; raise PauseRequired when the run cannot pause."""
     waiting: list[DeferredCall] = []
-    approval = run.agent.tool_approval
+    dynamic = run.agent.tool_approval is not None or bool(run.policies.approval)
+    if run.policy_verdicts:
+        run.policy_verdicts = {}
     for part in response.parts:
         if not isinstance(part, ToolCallPart):
             continue
@@ -99,7 +105,7 @@ def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, 
             waiting.append(DeferredCall(
                 part.tool_call_id, part.tool_name, deferred_args(part), tool.execution.value,
             ))
-        elif approval is not None and _needs_approval(run, approval, tool, part):
+        elif dynamic and _needs_approval(run, tool, part):
             waiting.append(DeferredCall(
                 part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval",
                 ApprovalSource.dynamic,
@@ -129,7 +135,7 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
     listed = {call.tool_call_id: call for call in state.calls}
     response = state.messages[-1]
     assert isinstance(response, ResponseMessage)
-    approval = run.agent.tool_approval
+    dynamic = run.agent.tool_approval is not None or bool(run.policies.approval)
     output_names = run.output.tool_names
     waiting: list[DeferredCall] = []
     for part in response.parts:
@@ -150,20 +156,37 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
             waiting.append(DeferredCall(call_id, name, args, tool.execution.value))
         elif saved is not None:
             waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
-        elif approval is not None and _needs_approval(run, approval, tool, part):
+        elif dynamic and _needs_approval(run, tool, part):
             waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
     return tuple(waiting)
 
 
-def _needs_approval(run: RunCore, approval: Any, tool: Any, part: ToolCallPart) -> bool:
+def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
+    """Dynamic approval of a call with valid arguments: ``Agent.tool_approval``, then policies.
+
+    A policy's approval stage that retries or refuses settles the call instead: the verdict
+    is kept in ``run.policy_verdicts`` for the tool step, and the call does not wait.
+    """
     try:
         args = tool.validate_arguments(part.args)
     except InvalidToolArguments:
         return False  # invalid arguments become a retry prompt; approval never sees them
-    return bool(call_bounded(
+    approval = run.agent.tool_approval
+    if approval is not None and call_bounded(
         approval, run.run_context(), part.tool_name, args.value, control=run.control,
         what="Agent.tool_approval",
-    ))
+    ):
+        return True
+    stages = run.policies.approval
+    if not stages:
+        return False
+    try:
+        return needs_approval(run, stages, tool, part.tool_call_id, args)
+    except ModelRetry as exc:
+        run.policy_verdicts[part.tool_call_id] = ("retry", str(exc))
+    except ToolRefused as exc:
+        run.policy_verdicts[part.tool_call_id] = ("refused", exc.reason)
+    return False
 
 
 def _count_tool_retry(run: RunCore, name: str, max_retries: int, message: str) -> None:
@@ -382,9 +405,14 @@ def _run_function_calls(
     scheduled: list[ScheduledCall] = []
     positions: list[int] = []
     messages = tuple(run.messages)
+    stages = run.policies
+    verdicts = run.policy_verdicts
     for index, call in to_run:
         tool = run.step_tools[call.tool_name]
         limit = tool.max_retries if tool.max_retries is not None else agent.max_tool_retries
+        if verdicts and call.tool_call_id in verdicts:
+            _settle(parts, failures, index, call, limit, verdicts[call.tool_call_id])
+            continue
         try:
             args = tool.validate_arguments(call.args)
         except InvalidToolArguments as exc:
@@ -392,6 +420,20 @@ def _run_function_calls(
             parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
             failures.append((call.tool_name, limit, message))
             continue
+        if stages.arguments or stages.call:
+            try:
+                if stages.arguments:
+                    args = check_arguments(run, stages.arguments, tool, call.tool_call_id, args)
+                answer = before_call(run, stages.call, tool, call.tool_call_id, args) if stages.call else None
+            except ModelRetry as exc:
+                _settle(parts, failures, index, call, limit, ("retry", str(exc)))
+                continue
+            except ToolRefused as exc:
+                _settle(parts, failures, index, call, limit, ("refused", exc.reason))
+                continue
+            if answer is not None:
+                _settle(parts, failures, index, call, limit, _content_verdict(run, tool, answer.content))
+                continue
         ctx = ToolRunContext(
             deps=run.deps, usage=run.usage, request_count=run.usage.requests, messages=messages,
             control=run.control, tool_name=call.tool_name, tool_call_id=call.tool_call_id,
@@ -415,7 +457,21 @@ def _run_function_calls(
         if result.status != "rejected":
             executed += 1
         if result.status == "success":
-            parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, result.content)
+            if stages.returned:
+                try:
+                    content = after_return(run, stages.returned, call.tool_name, call.tool_call_id, result.content)
+                    verdict = _content_verdict(run, sc.tool, content)
+                except ModelRetry as exc:
+                    verdict = ("retry", str(exc))
+                except ToolRefused as exc:
+                    verdict = ("refused", exc.reason)
+                if verdict[0] != "return":
+                    limit = sc.tool.max_retries if sc.tool.max_retries is not None else agent.max_tool_retries
+                    _settle(parts, failures, index, call, limit, verdict)
+                    continue
+                parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, verdict[1])
+            else:
+                parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, result.content)
             if result.follow_up_messages:
                 follow_ups[index] = result.follow_up_messages
             continue
@@ -425,6 +481,40 @@ def _run_function_calls(
         failures.append((call.tool_name, limit, message))
     if executed:
         run.usage = run.usage.with_tool_calls(executed)
+
+
+def _settle(
+    parts: dict[int, Any], failures: list[tuple[str, int, str]], index: int, call: ToolCallPart,
+    limit: int, verdict: tuple[str, Any],
+) -> None:
+    """Close a call a policy settled: a retry (counted on the tool), a refusal or an answer."""
+    kind, value = verdict
+    if kind == "retry":
+        parts[index] = RetryPromptPart(value, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
+        failures.append((call.tool_name, limit, value))
+    elif kind == "refused":
+        parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, value, ToolOutcome.denied)
+    else:
+        parts[index] = ToolReturnPart(call.tool_name, call.tool_call_id, value)
+
+
+def _content_verdict(run: RunCore, tool: Any, content: Any) -> tuple[str, Any]:
+    """A policy-supplied result: plain JSON within the tool's result limit, else a retry."""
+    from zigai import json as zjson
+    from zigai.tool.scheduler import encoded_size
+
+    try:
+        zjson.dumps(content)
+    except JsonError as exc:
+        raise InvalidAgentConfiguration(f"a tool policy produced a result that is not JSON: {exc}") from None
+    limit = run.agent.tool_limits.tightened_by(tool.limits).max_result_bytes
+    size = encoded_size(content)
+    if size > limit:
+        return ("retry", (
+            f"ToolResultTooLarge: the result of tool {tool.name!r} encodes to {size} bytes; "
+            f"at most {limit} are allowed. Ask for less data."
+        ))
+    return ("return", content)
 
 
 def _run_batch_hooked(run: RunCore, scheduled: list[ScheduledCall]) -> list[Any]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
+from zigai.context_budget import ContextBudget
 from zigai.control import CancellationToken, RunControl
 from zigai.hooks import Correlation, Hook, check_hooks
 from zigai.messages import Message, UserContent
@@ -39,6 +40,7 @@ from zigai.retry import RetryPolicy
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, merge_settings
 from zigai.tool import Tool, ToolLimits
+from zigai.tool.policy import Policy
 from zigai.toolset import Toolset
 from zigai.usage import RunUsage
 
@@ -145,6 +147,11 @@ def _builtin_tools(value: Any) -> tuple[ManagedTool, ...]:
     return tuple(tools)
 
 
+def _check_budget(value: object, what: str) -> None:
+    if value is not None and not isinstance(value, ContextBudget):
+        raise InvalidAgentConfiguration(f"{what} must be a zigai.context_budget.ContextBudget")
+
+
 def _timeout(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
@@ -166,9 +173,11 @@ class RunOptions:
     pending_messages: PendingMessageQueue | None = None
     hooks: Sequence[Hook] = ()
     correlation: Correlation | None = None
+    context_budget: ContextBudget | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        _check_budget(self.context_budget, "RunOptions.context_budget")
         if self.hooks or not isinstance(self.hooks, tuple):
             object.__setattr__(self, "hooks", _hooks(self.hooks, "RunOptions.hooks"))
         if self.correlation is not None and not isinstance(self.correlation, Correlation):
@@ -223,6 +232,8 @@ class AgentConfig:
     hooks: Sequence[Hook] = ()
     builtin_tools: Sequence[ManagedTool | str] = ()
     state_key: bytes | None = field(default=None, repr=False)
+    tool_policies: Sequence[Policy] = ()
+    context_budget: ContextBudget | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -287,6 +298,14 @@ class AgentConfig:
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
+        _check_budget(self.context_budget, "Agent.context_budget")
+        policies = tuple(self.tool_policies)
+        for policy in policies:
+            if not isinstance(policy, Policy):
+                raise InvalidAgentConfiguration(
+                    f"Agent.tool_policies must be zigai.tool.Policy values, got {type(policy).__name__}"
+                )
+        set_(self, "tool_policies", policies)
         from zigai.agent.paused_state import check_key
 
         try:

@@ -45,9 +45,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from zigai.agent._accept import accept_candidate
+from zigai.agent._budget import apply_budget
 from zigai.agent._core import RunCore, RunState, with_profile_hint
 from zigai.agent._inputs import check_request_inputs
 from zigai.agent._model_step import StreamingRequest, request_buffered, run_deadline_reached
+from zigai.agent._policies import prepare_tools
 from zigai.agent._tool_step import check_pause, execute_tool_step, resume_calls
 from zigai.agent.config import AgentConfig, RunOptions, TypedMode
 from zigai.agent.deferred import (
@@ -264,18 +266,24 @@ class AgentRun(RunCore):
         self.state = RunState.prepare_request
 
     def _resolve_tools(self) -> tuple[Any, ...]:
+        """This step's tools: direct tools, then toolsets, then the policies' prepare stage."""
         agent = self.agent
-        if not agent.toolsets:
+        prepare = self.policies.prepare
+        if not agent.toolsets and not prepare:
             cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
             self.step_tools = cached[0]
             return cached[1]
-        from zigai.toolset import ToolPrepareContext, resolve_tools
+        tools: tuple[Tool, ...] = tuple(agent.tools)
+        if agent.toolsets:
+            from zigai.toolset import ToolPrepareContext, resolve_tools
 
-        ctx = ToolPrepareContext(
-            deps=self.deps, usage=self.usage, request_count=self.usage.requests,
-            messages=tuple(self.messages), control=self.control,
-        )
-        tools = resolve_tools(agent.tools, agent.toolsets, ctx)
+            ctx = ToolPrepareContext(
+                deps=self.deps, usage=self.usage, request_count=self.usage.requests,
+                messages=tuple(self.messages), control=self.control,
+            )
+            tools = resolve_tools(agent.tools, agent.toolsets, ctx)
+        if prepare:
+            tools = prepare_tools(self, prepare, tools)
         table, definitions = _tool_table(tools)
         self.step_tools = table
         return definitions
@@ -316,11 +324,14 @@ class AgentRun(RunCore):
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
         )
+        budget = self.options.context_budget or self.agent.context_budget
+        if budget is not None:
+            request = apply_budget(self, budget, request)
         try:
             check_request_supported(request, self.profile)
         except (UnsupportedModelFeature, UnsupportedModelSetting) as exc:
             raise with_profile_hint(self.model, exc) from None
-        check_request_inputs(view, self.agent.url_policy, self.model.provider_name)
+        check_request_inputs(request.messages, self.agent.url_policy, self.model.provider_name)
         self.request = request
         if self._sink is not None:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))

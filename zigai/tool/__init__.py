@@ -7,7 +7,7 @@ with :meth:`~Tool.validate_arguments` and runs accepted calls through one
 :class:`ToolScheduler` per run.  Modules: ``errors``, ``limits``
 (ToolLimits, ToolExecution, ReturnSchemaVisibility), ``context``
 (ToolRunContext, ToolReturn, ToolOutput), ``tool`` (Tool, ValidatedArgs),
-``scheduler``, ``race`` (application callbacks raced against the run deadline like calls).
+``policy`` (Policy and its stages), ``scheduler``, ``race`` (application callbacks raced against the run deadline like calls).
 
 Invariants: tools and limits are immutable and thread-safe to share; the
 application function never runs with arguments that failed the payload bounds
@@ -33,6 +33,7 @@ from zigai.tool.errors import (
     ToolTimedOut,
 )
 from zigai.tool.limits import ReturnSchemaVisibility, ToolExecution, ToolLimits
+from zigai.tool.policy import Policy, ToolAnswer, ToolPolicyContext, ToolRefused
 from zigai.tool.scheduler import (
     ScheduledCall,
     ToolCallResult,
@@ -55,6 +56,10 @@ __all__ = [
     "ToolReturn",
     "ToolOutput",
     "follow_up_bytes",
+    "Policy",
+    "ToolPolicyContext",
+    "ToolAnswer",
+    "ToolRefused",
     "ScheduledCall",
     "ToolCallResult",
     "ToolCallStatus",

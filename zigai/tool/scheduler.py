@@ -214,6 +214,10 @@ def _execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) ->
             # the call's own deadline: the same words whichever side noticed it first
             return _result(sc, "timed_out", _timed_out_message(sc, limits.timeout_ms))
         return _result(sc, "timed_out", str(exc) or f"tool {sc.call.tool_name!r} timed out")
+    except Exception as exc:
+        if not sc.tool.is_recoverable(exc):
+            raise
+        return _result(sc, "retry", f"{type(exc).__name__}: {exc}")
     size = encoded_size(output.content)
     if size > limits.max_result_bytes:
         return _result(

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from zigai.control import Cancelled, RunTimedOut
 from zigai.errors import JsonError
 from zigai.model import TOOL_NAME_PATTERN, ToolDefinition
 from zigai.reflect.codec import DecodeError, EncodeError, encode
@@ -41,6 +42,8 @@ from zigai.tool.errors import InvalidToolArguments, ToolDefinitionError
 from zigai.tool.limits import ReturnSchemaVisibility, ToolExecution, ToolLimits
 
 __all__ = ["Tool", "ValidatedArgs"]
+
+_ALWAYS_FATAL = (Cancelled, RunTimedOut, MemoryError)
 
 _MAX_REPORTED = 8
 _NO_ARGS = "{}"
@@ -69,6 +72,21 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
+def _recoverable(value: Any, name: str) -> Any:
+    if value is None or callable(value) and not isinstance(value, type):
+        return value
+    if isinstance(value, type):
+        value = (value,)
+    if isinstance(value, tuple) and all(
+        isinstance(item, type) and issubclass(item, BaseException) for item in value
+    ):
+        return value
+    raise ToolDefinitionError(
+        f"tool {name!r}: recoverable_errors must be exception types or a predicate "
+        "(exception -> bool)"
+    )
+
+
 def _check_schema(schema: Any, what: str) -> None:
     from zigai.json_schema import InvalidJsonSchema, UnsupportedJsonSchema, validate_schema
 
@@ -85,7 +103,7 @@ class Tool:
         "_name", "_description", "_parameters", "_invoke", "_decode", "_function",
         "_takes_context", "_execution", "_max_retries", "_sequential", "_limits", "_strict",
         "_return_schema", "_visibility", "_metadata", "_check_arguments", "_validator",
-        "_validator_lock", "_frozen",
+        "_validator_lock", "_frozen", "_recoverable",
     )
 
     _name: str
@@ -107,6 +125,7 @@ class Tool:
     _validator: Any
     _validator_lock: threading.Lock
     _frozen: bool
+    _recoverable: tuple[type[BaseException], ...] | Callable[[BaseException], bool] | None
 
     def __init__(
         self,
@@ -127,6 +146,7 @@ class Tool:
         return_schema_visibility: ReturnSchemaVisibility = ReturnSchemaVisibility.local,
         metadata: Mapping[str, Any] | None = None,
         check_arguments: bool = True,
+        recoverable_errors: tuple[type[BaseException], ...] | Callable[[BaseException], bool] | None = None,
     ) -> None:
         if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
             raise ToolDefinitionError(f"tool name {name!r} must match {TOOL_NAME_PATTERN.pattern}")
@@ -175,6 +195,7 @@ class Tool:
             raise ToolDefinitionError(f"tool {name!r}: metadata must be a mapping")
         set_(self, "_metadata", MappingProxyType(dict(metadata)) if metadata else None)
         set_(self, "_check_arguments", bool(check_arguments))
+        set_(self, "_recoverable", _recoverable(recoverable_errors, name))
         set_(self, "_validator", None)
         set_(self, "_validator_lock", threading.Lock())
         set_(self, "_frozen", True)
@@ -247,6 +268,7 @@ class Tool:
             "return_schema_visibility": self._visibility,
             "metadata": self._metadata,
             "check_arguments": self._check_arguments,
+            "recoverable_errors": self._recoverable,
         }
         unknown = set(changes) - set(current)
         if unknown:
@@ -306,6 +328,20 @@ class Tool:
     def metadata(self) -> Mapping[str, Any] | None:
         """Read-only application metadata (never sent to a provider; values are shared)."""
         return self._metadata
+
+    def is_recoverable(self, error: BaseException) -> bool:
+        """Whether ``error`` raised by the function becomes a retry prompt for the model.
+
+        ``recoverable_errors`` (exception types, or a predicate) overrides the default that
+        application exceptions are fatal.  Cancellation, run timeouts, memory errors and
+        anything that is not an ``Exception`` stay fatal whatever the override says.
+        """
+        recoverable = self._recoverable
+        if recoverable is None or not isinstance(error, Exception) or isinstance(error, _ALWAYS_FATAL):
+            return False
+        if isinstance(recoverable, tuple):
+            return isinstance(error, recoverable)
+        return bool(recoverable(error))
 
     @property
     def function(self) -> Callable[..., Any] | None:
