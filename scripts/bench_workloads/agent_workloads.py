@@ -103,6 +103,26 @@ def zigai_tool_loop_per_s(reps: int) -> float:
     return _median(reps, _per_second(lambda: agent.run("Add").close()))
 
 
+def _with_hooks(agent: Any, hooks: list[Any]) -> Any:
+    from dataclasses import replace
+
+    return replace(agent, hooks=hooks)
+
+
+def zigai_tool_loop_noop_hook_per_s(reps: int) -> float:
+    """``tool_loop_per_s`` with one lifecycle hook that does nothing (the hook-stream cost)."""
+    agent = _with_hooks(_zigai_tool_agent(1), [lambda event: None])
+    return _median(reps, _per_second(lambda: agent.run("Add").close()))
+
+
+def zigai_tool_loop_diagnostics_off_per_s(reps: int) -> float:
+    """``tool_loop_per_s`` with a ``Diagnostics`` hook at ``Level.off``."""
+    from zigai.diagnostics import Diagnostics, Level
+
+    agent = _with_hooks(_zigai_tool_agent(1), [Diagnostics(level=Level.off)])
+    return _median(reps, _per_second(lambda: agent.run("Add").close()))
+
+
 def zigai_marginal_tool_step_us(reps: int) -> float:
     base = _zigai_tool_agent(0)
     many = _zigai_tool_agent(_STEPS)
@@ -272,6 +292,10 @@ WORKLOADS: list[dict[str, Any]] = [
      "run": zigai_text_run_per_s, "peer": peer_text_run_per_s},
     {"name": "tool_loop_per_s", "unit": "runs/s", "lower_is_better": False,
      "run": zigai_tool_loop_per_s, "peer": peer_tool_loop_per_s},
+    {"name": "tool_loop_noop_hook_per_s", "unit": "runs/s", "lower_is_better": False,
+     "run": zigai_tool_loop_noop_hook_per_s},
+    {"name": "tool_loop_diagnostics_off_per_s", "unit": "runs/s", "lower_is_better": False,
+     "run": zigai_tool_loop_diagnostics_off_per_s},
     {"name": "marginal_tool_step_us", "unit": "us", "lower_is_better": True,
      "run": zigai_marginal_tool_step_us, "peer": peer_marginal_tool_step_us},
     {"name": "parallel_8x100ms_s", "unit": "s", "lower_is_better": True,

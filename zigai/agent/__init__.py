@@ -28,6 +28,7 @@ from zigai.agent.agent import (
     RunOptions,
     ToolApproval,
 )
+from zigai.agent.config import ProviderErrorPolicy
 from zigai.agent.deferred import (
     ApprovalSource,
     DeferredCall,
@@ -92,6 +93,7 @@ __all__ = [
     "RunState",
     "RunOptions",
     "RunLimits",
+    "ProviderErrorPolicy",
     "RunContext",
     "DynamicInstruction",
     "Result",

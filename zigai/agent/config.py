@@ -47,10 +47,11 @@ from zigai.usage import RunUsage
 if TYPE_CHECKING:
     from zigai.agent.pending import PendingMessageQueue
     from zigai.model import ModelProfile
+    from zigai.pricing import PriceTable
 
 __all__ = [
     "AgentConfig", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction", "ToolApproval",
-    "TypedMode",
+    "TypedMode", "ProviderErrorPolicy",
 ]
 
 T = TypeVar("T")
@@ -147,9 +148,35 @@ def _builtin_tools(value: Any) -> tuple[ManagedTool, ...]:
     return tuple(tools)
 
 
+_REQUEST_ID = re.compile(r"[!-~]{1,512}")
+
+
 def _check_budget(value: object, what: str) -> None:
     if value is not None and not isinstance(value, ContextBudget):
         raise InvalidAgentConfiguration(f"{what} must be a zigai.context_budget.ContextBudget")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderErrorPolicy:
+    """What an agent run learns about provider HTTP errors (``Agent.provider_error_policy``).
+
+    ``observer`` is called synchronously with a borrowed
+    :class:`~zigai.provider.ProviderErrorView` for every provider error response of every
+    attempt (copy what you keep; it must not raise).  ``capture_body`` opts into a bounded
+    raw body prefix on the view and on the raised error: a body of exactly
+    ``max_body_bytes`` is complete, a larger one is cut and sets ``body_truncated``.
+    """
+
+    observer: Callable[[Any], None] | None = None
+    capture_body: bool = False
+    max_body_bytes: int = 4096
+
+    def __post_init__(self) -> None:
+        if self.observer is not None and not callable(self.observer):
+            raise InvalidAgentConfiguration("ProviderErrorPolicy.observer must be callable")
+        value = self.max_body_bytes
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise InvalidAgentConfiguration("ProviderErrorPolicy.max_body_bytes must be an int >= 0")
 
 
 def _timeout(name: str, value: object) -> None:
@@ -174,9 +201,17 @@ class RunOptions:
     hooks: Sequence[Hook] = ()
     correlation: Correlation | None = None
     context_budget: ContextBudget | None = None
+    request_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        if self.request_id is not None and (
+            not isinstance(self.request_id, str) or not _REQUEST_ID.fullmatch(self.request_id)
+        ):
+            raise InvalidAgentConfiguration(
+                "RunOptions.request_id must be 1-512 visible ASCII characters (it is sent as an "
+                f"HTTP header), got {self.request_id!r}"
+            )
         _check_budget(self.context_budget, "RunOptions.context_budget")
         if self.hooks or not isinstance(self.hooks, tuple):
             object.__setattr__(self, "hooks", _hooks(self.hooks, "RunOptions.hooks"))
@@ -234,6 +269,8 @@ class AgentConfig:
     state_key: bytes | None = field(default=None, repr=False)
     tool_policies: Sequence[Policy] = ()
     context_budget: ContextBudget | None = None
+    provider_error_policy: ProviderErrorPolicy | None = None
+    price_table: PriceTable | None = None
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -299,6 +336,15 @@ class AgentConfig:
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
         _check_budget(self.context_budget, "Agent.context_budget")
+        if self.provider_error_policy is not None and not isinstance(
+            self.provider_error_policy, ProviderErrorPolicy
+        ):
+            raise InvalidAgentConfiguration("Agent.provider_error_policy must be a ProviderErrorPolicy")
+        if self.price_table is not None:
+            from zigai.pricing import PriceTable as _PriceTable
+
+            if not isinstance(self.price_table, _PriceTable):
+                raise InvalidAgentConfiguration("Agent.price_table must be a zigai.pricing.PriceTable")
         policies = tuple(self.tool_policies)
         for policy in policies:
             if not isinstance(policy, Policy):

@@ -13,12 +13,15 @@ suffix this run added; closing twice is harmless.
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from zigai._owner import Owner
 from zigai.agent.errors import ResultClosed
 from zigai.messages import FinishReason, Message, ResponseMessage
 from zigai.usage import RunUsage
+
+if TYPE_CHECKING:
+    from zigai.pricing import UsageCost
 
 __all__ = ["Result", "TypedResult"]
 
@@ -28,7 +31,7 @@ T = TypeVar("T")
 class Result(Owner):
     """The owned outcome of ``Agent.run``."""
 
-    __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage")
+    __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage", "_cost")
 
     _closed_error = ResultClosed
 
@@ -39,7 +42,10 @@ class Result(Owner):
         new_start: int,
         usage: RunUsage,
         output_name: str | None = None,
+        *,
+        cost: UsageCost | None = None,
     ) -> None:
+        self._cost = cost
         self._output = output
         self._output_name = output_name
         self._messages = messages
@@ -77,6 +83,13 @@ class Result(Owner):
     def usage(self) -> RunUsage:
         self._check()
         return self._usage
+
+    @property
+    def cost(self) -> UsageCost | None:
+        """The run's exact cost from ``Agent.price_table`` (nano-USD), or None when no table
+        is configured, the model is unknown to it, or a used token bucket has no rate."""
+        self._check()
+        return self._cost
 
     @property
     def response(self) -> ResponseMessage:
@@ -118,8 +131,10 @@ class TypedResult(Result, Generic[T]):
         new_start: int,
         usage: RunUsage,
         output_name: str | None = None,
+        *,
+        cost: UsageCost | None = None,
     ) -> None:
-        super().__init__(value, messages, new_start, usage, output_name)
+        super().__init__(value, messages, new_start, usage, output_name, cost=cost)
         self._json = json_value
 
     @property

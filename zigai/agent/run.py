@@ -323,6 +323,8 @@ class AgentRun(RunCore):
             settings=self.settings,
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
+            request_id=self.options.request_id,
+            **self._error_policy(),
         )
         budget = self.options.context_budget or self.agent.context_budget
         if budget is not None:
@@ -339,6 +341,24 @@ class AgentRun(RunCore):
                 self._tool_names = names
                 self.emit(ToolAvailabilityEvent(names[0], names[1]))
         self.state = RunState.model_request
+
+    def _error_policy(self) -> dict[str, Any]:
+        policy = self.agent.provider_error_policy
+        if policy is None:
+            return {}
+        return {
+            "error_observer": policy.observer, "capture_error_body": policy.capture_body,
+            "max_error_body_bytes": policy.max_body_bytes,
+        }
+
+    def _cost(self) -> Any:
+        table = self.agent.price_table
+        if table is None:
+            return None
+        model = self.model
+        return table.estimate(
+            str(getattr(model, "provider_name", "")), str(getattr(model, "model_name", "")), self.usage
+        )
 
     def _insert_pending(self, messages: tuple[RequestMessage, ...]) -> bool:
         if not messages:
@@ -497,10 +517,13 @@ class AgentRun(RunCore):
         if self.typed:
             self.result = TypedResult(
                 self.final_output, self.final_json, messages, self.new_start, self.usage,
-                self.final_name,
+                self.final_name, cost=self._cost(),
             )
         else:
-            self.result = Result(self.final_output, messages, self.new_start, self.usage, self.final_name)
+            self.result = Result(
+                self.final_output, messages, self.new_start, self.usage, self.final_name,
+                cost=self._cost(),
+            )
         self.finish("complete", self.final_output)
         self.state = RunState.done
 

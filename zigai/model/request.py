@@ -146,7 +146,9 @@ class ModelRequest:
     per-attempt ceiling and the run deadline); ``control`` carries the run's
     cancellation token.  ``error_observer`` receives a borrowed provider error
     view (see ``zigai.provider``); ``capture_error_body`` opts into a bounded
-    raw body prefix of at most ``max_error_body_bytes``.
+    raw body prefix of at most ``max_error_body_bytes``.  ``request_id`` is the
+    application's correlation id (``RunOptions.request_id``); the OpenAI and
+    OpenAI-compatible adapters send it as ``x-client-request-id``.
     """
 
     messages: tuple[Message, ...]
@@ -161,6 +163,7 @@ class ModelRequest:
     error_observer: Callable[[Any], None] | None = None
     capture_error_body: bool = False
     max_error_body_bytes: int = 4096
+    request_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "messages", tuple(self.messages))

@@ -142,6 +142,12 @@ def media_urls(request: ModelRequest) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def request_id_headers(request: ModelRequest) -> tuple[tuple[str, str], ...]:
+    """``x-client-request-id`` for an application correlation id (OpenAI-style APIs)."""
+    request_id = request.request_id
+    return () if request_id is None else (("x-client-request-id", request_id),)
+
+
 def http_request(
     request: ModelRequest,
     profile: ModelProfile,

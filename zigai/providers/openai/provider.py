@@ -43,6 +43,7 @@ from zigai.providers._wire import (
     LazyHttpTransport,
     http_request,
     open_stream,
+    request_id_headers,
 )
 from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai import files
@@ -238,7 +239,7 @@ class Client(AdapterClient):
         body = encode_request(request, self._model_name, stream=stream, profile=self._profile,
                               options=self.options)
         return http_request(request, self._profile, path=RESPONSES_PATH, json_body=body,
-                            headers=tuple(request.settings.extra_headers or ()),
+                            headers=(*(request.settings.extra_headers or ()), *request_id_headers(request)),
                             deadline=request.effective_deadline,
                             idempotency_key=request.idempotency_key)
 

@@ -35,7 +35,13 @@ from zigai.provider import ProviderHttpRequest, ProviderOperations, ProviderResp
 from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
 from zigai.providers import profiles
 from zigai.providers._discovery import OpenAIStyleListing, list_models_with
-from zigai.providers._wire import AdapterClient, LazyHttpTransport, http_request, open_stream
+from zigai.providers._wire import (
+    AdapterClient,
+    LazyHttpTransport,
+    http_request,
+    open_stream,
+    request_id_headers,
+)
 from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai_compatible.decode import decode_response
 from zigai.providers.openai_compatible.encode import ChatOptions, encode_request
@@ -263,7 +269,10 @@ class Client(AdapterClient):
         )
 
     def _http_request(self, request: ModelRequest, body: dict[str, Any]) -> ProviderHttpRequest:
-        headers = tuple(request.settings.extra_headers or ()) + self.extra_headers(request)
+        headers = (
+            tuple(request.settings.extra_headers or ()) + self.extra_headers(request)
+            + request_id_headers(request)
+        )
         key = request.idempotency_key if self._profile.idempotency_header else None
         return http_request(request, self._profile, path=ENDPOINT, json_body=body,
                             headers=headers, deadline=request.deadline, idempotency_key=key)
