@@ -200,3 +200,80 @@ def test_errors_pickle_with_their_boundary() -> None:
 def test_bad_budgets_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ContextBudget(**bad)
+
+
+def test_every_part_kind_is_counted_in_its_class() -> None:
+    from zigai.messages import (
+        AudioContent,
+        BinaryContent,
+        CompactionPart,
+        FilePart,
+        NativeToolCallPart,
+        NativeToolReturnPart,
+        ProviderFileSource,
+        ProviderPart,
+        RetryPromptPart,
+        SpeechPart,
+        SystemPromptPart,
+        TaggedText,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        ToolSearchReturnPart,
+        UploadedFile,
+        UploadedFileContent,
+    )
+    from zigai.model import ModelRequest, OutputFormat, ToolDefinition
+
+    native = ProviderPart("openai")
+    request = ModelRequest(
+        messages=(
+            RequestMessage((
+                SystemPromptPart("sys"),                                   # prompt 3
+                UserPromptPart((TaggedText("t", "tag"), BinaryContent(b"12345", "image/png"),
+                                UploadedFileContent(UploadedFile("openai", "file-1")),
+                                ImageContent(ProviderFileSource("fid")))),  # prompt 3, media 5+6+3
+                RetryPromptPart("again"),                                  # prompt 5
+            )),
+            ResponseMessage((
+                TextPart("hi"), ThinkingPart("hm"), CompactionPart("cc"),  # prompt 2+2+2
+                ToolCallPart("f", '{"a":1}', "c1"),                        # tools 1+7
+                NativeToolCallPart("web", "n1", native, "{}"),             # tools 3+2
+                NativeToolReturnPart("web", "n1", native, {"k": 1}),       # tools 3+7
+                ToolSearchReturnPart("s1", ("ab", "cd")),                  # tools 4
+                FilePart(BytesSource(b"1234", "image/png")),               # media 4
+                SpeechPart(AudioContent(BytesSource(b"12", "audio/wav")), "said"),  # media 2, prompt 4
+            )),
+            RequestMessage((
+                ToolReturnPart("f", "c1", {"x": "y"}),                     # tools 1+9
+                RetryPromptPart("fix", tool_name="f", tool_call_id="c1"),  # tools 3+1
+            )),
+        ),
+        instructions=("ins",),                                             # prompt 3
+        tools=(ToolDefinition("tool", "desc", {"type": "object"}),),      # tools 4+4, schema 17
+        output_format=OutputFormat("json_schema", "out", {"type": "object"}),  # schema 17
+    )
+    usage = measure_bytes(request)
+    assert usage == ByteUsage(
+        prompt=3 + 3 + 5 + 2 + 2 + 2 + 4 + 3, tools=8 + 5 + 10 + 4 + 10 + 4 + 8,
+        schemas=34, media=5 + 6 + 3 + 4 + 2, messages=3, tool_definitions=1,
+    )
+
+
+def test_json_sizes_follow_the_compact_encoding_and_odd_values_never_break_measuring() -> None:
+    from zigai.context_budget import _json_bytes, _source, measure
+    from zigai.messages import AudioContent, FrozenDict, SpeechPromptPart, ToolAvailabilityPart
+    from zigai.model import ModelRequest
+
+    assert _json_bytes("é") == 2                       # a string result is sent as its text
+    assert _json_bytes(FrozenDict({"a": (1, 2)})) == len('{"a":[1,2]}')
+    assert _json_bytes({"a": object()}) > 0            # unencodable: measured by its repr
+    assert _source(object()) == 0
+    request = ModelRequest(messages=(RequestMessage((
+        ToolAvailabilityPart(added=("ab",), removed=("c",)),
+        SpeechPromptPart(AudioContent(UrlSource("https://x.io/a.wav")), "hey"),
+    )),))
+    usage = measure_bytes(request)
+    assert (usage.tools, usage.prompt, usage.media) == (3, 3, len("https://x.io/a.wav"))
+    direct = measure(request, ContextBudget(estimator=lambda request, usage: 5))
+    assert direct.input_tokens == 5 and direct.total_tokens == 5

@@ -216,3 +216,47 @@ def test_errors_are_recorded_with_their_type_and_a_redacted_message() -> None:
 def test_bad_options_are_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Diagnostics(ListSink(), **bad)
+
+
+def test_error_validator_and_stream_events_carry_their_metadata() -> None:
+    from zigai.output import OutputResult
+    from zigai.testing import TestModel
+
+    def validator(name: str, ctx: Any, value: Any) -> OutputResult:
+        return OutputResult.output(value)
+
+    sink = ListSink()
+    agent = Agent(TestModel(), output_validators=[validator],
+                  hooks=[Diagnostics(sink, level=Level.debug, include_content=True)])
+    with agent.run_stream("hi") as stream:
+        for _ in stream:
+            pass
+        stream.result().close()
+    kinds = {r.event for r in sink.records}
+    assert {"output_validator_start", "output_validator_end", "stream_event_before"} <= kinds
+    end = sink.by_event("output_validator_end")[0].attributes
+    assert end["outcome"] == "accepted" and "content.value" in end
+    assert sink.by_event("stream_event_before")[0].attributes["stream_event"]
+
+    def failing(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
+        return ResponseMessage((ToolCallPart("lookup", "{}", "c1"),))
+
+    def broken(args: Any) -> Any:
+        raise ValueError("tool broke")
+
+    sink = ListSink()
+    tool = Tool.manual("lookup", "L", {"type": "object"}, broken)
+    agent = Agent(FunctionModel(failing), tools=[tool], hooks=[Diagnostics(sink, level=Level.debug)])
+    with pytest.raises(ValueError):
+        agent.run("go")
+    errors = {r.event: r.attributes for r in sink.records if r.level is Level.error}
+    assert errors["tool_execute_error"]["error.type"] == "ValueError"
+    assert errors["tool_execute_error"]["origin"] is True
+    assert errors["tool_dispatch_error"]["error.message"] == "tool broke"
+
+
+def test_values_json_cannot_spell_are_shown_by_type() -> None:
+    from zigai.diagnostics import _as_text
+
+    assert _as_text(object()) == "<object>"
+    assert _as_text({"a": [1, 2]}) == '{"a":[1,2]}'

@@ -421,3 +421,45 @@ def test_recoverable_errors_must_be_exception_types_or_a_predicate() -> None:
     with pytest.raises(ToolDefinitionError, match="recoverable_errors"):
         weather_tool(recoverable_errors=("KeyError",))
     assert weather_tool(recoverable_errors=KeyError).is_recoverable(KeyError())
+
+
+def test_the_base_policy_stages_pass_everything_through() -> None:
+    from zigai.control import RunControl
+    from zigai.usage import RunUsage
+
+    ctx = ToolPolicyContext(None, RunUsage(), 0, (), RunControl(), "weather", "c1")
+    base, tool = Policy(), weather_tool()
+    assert base.prepare(ctx, tool) is tool
+    args = {"city": "Oslo"}
+    assert base.arguments(ctx, args) is args
+    assert base.approval(ctx, args) is False and base.call(ctx, args) is None
+    assert base.returned(ctx, "x") == "x"
+    assert not any(Policy.overrides(stage) for stage in ("prepare", "arguments", "approval", "call", "returned"))
+
+
+@pytest.mark.parametrize("stage", ["arguments", "call"])
+def test_stages_returning_the_wrong_type_are_configuration_errors(stage: str) -> None:
+    class Wrong(Policy):
+        def arguments(self, ctx: ToolPolicyContext, arguments: Mapping[str, Any]) -> Any:
+            return "not a mapping" if stage == "arguments" else arguments
+
+        def call(self, ctx: ToolPolicyContext, arguments: Mapping[str, Any]) -> Any:
+            return "not an answer" if stage == "call" else None
+
+    with pytest.raises(InvalidAgentConfiguration, match=stage):
+        _run([Wrong()], '{"city":"Oslo"}')
+
+
+def test_non_json_policy_values_are_configuration_errors() -> None:
+    class BadArgs(Policy):
+        def arguments(self, ctx: ToolPolicyContext, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+            return {"city": object()}
+
+    class BadResult(Policy):
+        def returned(self, ctx: ToolPolicyContext, content: Any) -> Any:
+            return object()
+
+    with pytest.raises(InvalidAgentConfiguration, match="not JSON"):
+        _run([BadArgs()], '{"city":"Oslo"}')
+    with pytest.raises(InvalidAgentConfiguration, match="not JSON"):
+        _run([BadResult()], '{"city":"Oslo"}')
