@@ -154,7 +154,7 @@ def test_recursive_types_use_defs_and_validate_locally() -> None:
     assert not validator.is_valid({"value": 1, "children": [{"value": "x"}]})
 
 
-@pytest.mark.parametrize("tp", [bytes, set[int], dict[int, str], list, object.__class__])
+@pytest.mark.parametrize("tp", [complex, set, dict[int, str], list, object.__class__])
 def test_unsupported_types_are_definition_errors(tp: Any) -> None:
     with pytest.raises(ToolDefinitionError):
         reflect.json_schema(tp)
@@ -252,8 +252,8 @@ def test_encode_round_trips_typed_values() -> None:
     ("value", "path"),
     [
         (float("nan"), "$"),
-        ({"a": b"x"}, "$.a"),
-        ([1, {2, 3}], "$[1]"),
+        ({"a": 1j}, "$.a"),
+        ([1, 2j], "$[1]"),
         ({1: "x"}, "$"),
         (object(), "$"),
     ],

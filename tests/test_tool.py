@@ -257,7 +257,7 @@ def test_unchecked_schemas_still_bound_and_require_an_object() -> None:
 
 
 def test_unencodable_results_are_reported_with_the_tool_name() -> None:
-    tool = Tool.manual("raw", "", {"type": "object"}, lambda a: {"data": b"x"})
+    tool = Tool.manual("raw", "", {"type": "object"}, lambda a: {"data": 1j})
     with pytest.raises(reflect.EncodeError, match=r"tool 'raw' returned a value that is not JSON: \$\.data"):
         tool.execute(tool.validate_arguments("{}"), ToolRunContext())
 

@@ -4,7 +4,8 @@
   return values and the agent's typed output);
 * :func:`decode` / :func:`encode` — JSON value <-> typed Python value for the
   same set of shapes (dataclass, TypedDict, Literal, Enum, Optional/Union,
-  list/tuple/dict, nested, int/float/str/bool/None, Any);
+  list/tuple/dict/set/frozenset, nested, int/float/str/bool/None, Any, datetime/date/time/
+  timedelta, UUID, Decimal, bytes as base64, and pydantic models when pydantic is installed);
 * :func:`tool` — a :class:`~zigai.tool.Tool` whose argument schema, decoding
   and return schema come from the function's annotations.
 

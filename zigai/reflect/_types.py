@@ -14,6 +14,8 @@ import types
 import typing
 from typing import Any, Literal, NamedTuple, Union
 
+from zigai.reflect._formats import FORMATTED_TYPES, is_pydantic_model
+
 __all__ = ["Shape", "shape_of", "object_fields", "FieldInfo", "description_of", "is_object_type"]
 
 NoneType = type(None)
@@ -26,11 +28,14 @@ _SEQUENCE_ORIGINS = (
     collections.abc.Collection,
 )
 _MAPPING_ORIGINS = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
+_SET_ORIGINS = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
 
 
 class Shape(NamedTuple):
     """``kind`` is one of: any, null, bool, int, float, str, literal, enum, union,
-    list, tuple_var, tuple_fixed, dict, dataclass, typeddict.  ``args`` depends on kind."""
+    list, tuple_var, tuple_fixed, dict, set, dataclass, typeddict, pydantic, and the formatted
+    scalars of :mod:`._formats` (datetime, date, time, timedelta, uuid, decimal, bytes).
+    ``args`` depends on kind."""
 
     kind: str
     args: tuple[Any, ...] = ()
@@ -102,6 +107,10 @@ def _shape_of(tp: Any) -> Shape:
         return Shape("float")
     if tp is str:
         return Shape("str")
+    if isinstance(tp, type) and tp in FORMATTED_TYPES:
+        return Shape(FORMATTED_TYPES[tp])
+    if is_pydantic_model(tp):
+        return Shape("pydantic", (tp,))
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         values = tuple(member.value for member in tp)
         for value in values:
@@ -121,11 +130,14 @@ def _shape_of(tp: Any) -> Shape:
         return Shape("literal", args)
     if origin is Union or origin is types.UnionType:
         return Shape("union", args)
-    if tp in (list, tuple, dict) or tp in _SEQUENCE_ORIGINS or tp in _MAPPING_ORIGINS:
+    if tp in (list, tuple, dict) or tp in _SEQUENCE_ORIGINS or tp in _MAPPING_ORIGINS or tp in _SET_ORIGINS:
         name = getattr(tp, "__name__", str(tp))
         example = "dict[str, int]" if tp in _MAPPING_ORIGINS else (
             "tuple[int, ...]" if tp is tuple else "list[str]")
         raise TypeError(f"bare {name} needs item types (e.g. {example})")
+    if origin in _SET_ORIGINS:
+        frozen = origin is frozenset or origin is collections.abc.Set
+        return Shape("set", (args[0] if args else Any, frozenset if frozen else set))
     if origin in _SEQUENCE_ORIGINS:
         return Shape("list", (args[0] if args else Any, origin))
     if origin is tuple:
@@ -139,7 +151,11 @@ def _shape_of(tp: Any) -> Shape:
         if strip_annotated(key) is not str:
             raise TypeError(f"mapping keys must be str, got {key!r}")
         return Shape("dict", (value,))
-    raise TypeError(f"unsupported type {tp!r}")
+    raise TypeError(
+        f"unsupported type {tp!r}; supported: str, int, float, bool, None, Any, Literal, Enum, "
+        "unions, list/tuple/dict/set/frozenset of supported types, dataclasses, TypedDicts, "
+        "datetime, date, time, timedelta, UUID, Decimal, bytes and pydantic models"
+    )
 
 
 @functools.lru_cache(maxsize=512)

@@ -21,13 +21,22 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from zigai.errors import ToolError
 from zigai.json import type_name
+from zigai.reflect._formats import (
+    FORMATTED_TYPES,
+    FormatError,
+    decode_formatted,
+    encode_formatted,
+)
 from zigai.reflect._types import object_fields, shape_of
+
+FORMATTED_KINDS = frozenset(FORMATTED_TYPES.values())
 
 __all__ = ["decode", "encode", "DecodeError", "EncodeError", "MAX_ENCODE_DEPTH"]
 
@@ -125,7 +134,42 @@ def decode(tp: Any, value: Any, path: str = "$") -> Any:
         if not isinstance(value, dict):
             raise _fail(path, f"expected object, got {type_name(value)}")
         return {key: decode(shape.args[0], item, _member_path(path, key)) for key, item in value.items()}
+    if kind == "set":
+        return _decode_set(shape.args, value, path)
+    if kind in FORMATTED_KINDS:
+        try:
+            return decode_formatted(kind, value)
+        except FormatError as exc:
+            raise _fail(path, f"{exc}, got {type_name(value)}") from None
+    if kind == "pydantic":
+        return _decode_pydantic(shape.args[0], value, path)
     return _decode_object(shape.args[0], kind, value, path)
+
+
+def _decode_set(args: tuple[Any, ...], value: Any, path: str) -> Any:
+    if not isinstance(value, list):
+        raise _fail(path, f"expected array, got {type_name(value)}")
+    seen: set[Any] = set()
+    for index, item in enumerate(value):
+        decoded = decode(args[0], item, f"{path}[{index}]")
+        try:
+            duplicate = decoded in seen
+        except TypeError:
+            raise _fail(f"{path}[{index}]", "set items must be hashable") from None
+        if duplicate:
+            raise _fail(f"{path}[{index}]", "duplicate item in a set")
+        seen.add(decoded)
+    return args[1](seen)
+
+
+def _decode_pydantic(model: Any, value: Any, path: str) -> Any:
+    try:
+        return model.model_validate(value)
+    except ValueError as exc:  # pydantic.ValidationError is a ValueError
+        errors = getattr(exc, "errors", None)
+        first = errors()[0] if callable(errors) and errors() else None
+        reason = f"{first.get('msg')} at {first.get('loc')}" if first else str(exc)
+        raise _fail(path, f"{model.__name__} rejected the value: {reason}") from None
 
 
 def _decode_union(arms: tuple[Any, ...], value: Any, path: str) -> Any:
@@ -182,6 +226,15 @@ def _encode(value: Any, path: str, depth: int) -> Any:
         return float(value)
     if isinstance(value, enum.Enum):
         return _encode(value.value, path, depth + 1)
+    try:
+        formatted = encode_formatted(value)
+    except FormatError as exc:
+        raise EncodeError(f"{path}: {exc}", path=path) from None
+    if formatted is not NotImplemented:
+        return formatted
+    if isinstance(value, (set, frozenset)):
+        items = [_encode(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
             f.name: _encode(getattr(value, f.name), _member_path(path, f.name), depth + 1)

@@ -12,6 +12,9 @@
 * ``dict[str, T]`` / ``Mapping[str, T]`` -> ``object`` with ``additionalProperties``;
 * dataclasses and TypedDicts -> closed ``object`` (``additionalProperties: false``)
   whose ``required`` lists the members without defaults;
+* ``set[T]`` / ``frozenset[T]`` -> ``array`` with ``uniqueItems``; ``datetime``, ``date``,
+  ``time``, ``timedelta``, ``UUID``, ``Decimal`` and ``bytes`` -> the forms listed in
+  :mod:`zigai.reflect._formats`; a pydantic ``BaseModel`` -> its ``model_json_schema()``;
 * ``Annotated[T, "text"]`` adds ``description``.
 
 Invariants: named object types are inlined, except types that contain
@@ -26,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from zigai.reflect._formats import FORMATTED_TYPES, formatted_schema
 from zigai.reflect._types import FieldInfo, Shape, object_fields, shape_of
 from zigai.tool.errors import ToolDefinitionError
 
 __all__ = ["json_schema", "object_schema"]
+
+_FORMATTED_KINDS = frozenset(FORMATTED_TYPES.values())
 
 _JSON_TYPE_NAMES: tuple[tuple[type, str], ...] = (
     (bool, "boolean"),
@@ -105,7 +111,22 @@ class _Builder:
             return schema
         if kind == "dict":
             return {"type": "object", "additionalProperties": self.schema(shape.args[0], f"{path}{{}}")}
+        if kind == "set":
+            return {"type": "array", "items": self.schema(shape.args[0], f"{path}[]"), "uniqueItems": True}
+        if kind in _FORMATTED_KINDS:
+            return formatted_schema(kind)
+        if kind == "pydantic":
+            return self._pydantic(shape.args[0], path)
         return self._named(shape.args[0], path)
+
+    def _pydantic(self, model: Any, path: str) -> dict[str, Any]:
+        """The model's own schema; its ``$defs`` join ours (a clashing name is an error)."""
+        schema = model.model_json_schema(ref_template="#/$defs/{model}")
+        for name, definition in schema.pop("$defs", {}).items():
+            if name in self.defs and self.defs[name] != definition:
+                raise ToolDefinitionError(f"{path}: two different schemas are named {name!r}")
+            self.defs[name] = definition
+        return dict(schema)
 
     def _named(self, tp: type, path: str) -> dict[str, Any]:
         if tp in self.recursive:
