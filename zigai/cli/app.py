@@ -121,6 +121,8 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
                               f"connection failures; Retry-After honoured; default {DEFAULT_RETRIES})")
     retries.add_argument("--no-retries", action="store_const", const=0, dest="retries",
                          help="never retry a model request (same as --retries 0)")
+    run.add_argument("--mcp-stdio", action="append", metavar='"CMD ARGS"',
+                     help="an MCP server started on stdio whose tools the agent may call (repeatable)")
     run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
     run.add_argument("--pause-file", metavar="FILE", default="zigai-pause.json",
                      help="where a run paused for approval is saved (default: %(default)s)")
@@ -152,12 +154,15 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
         "model": args.model, "system": args.system, "tools": args.tools,
         "output_schema": args.output_schema, "max_requests": args.max_requests,
         "timeout": args.timeout, "retries": args.retries,
+        "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None,
     }
     values = base.to_json()
     # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.
     if env.get("ZIGAI_MODEL"):
         values["model"] = env["ZIGAI_MODEL"]
     values.update({k: v for k, v in flags.items() if v is not None})
+    if values.get("mcp_stdio"):
+        values["mcp_stdio"] = tuple(values["mcp_stdio"])
     if values.get("tools"):
         values["tools"] = os.path.abspath(values["tools"])
     if values.get("output_schema"):

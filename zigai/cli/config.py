@@ -5,12 +5,14 @@ The file is one bounded JSON object (the ``cli_manifest`` profile of :mod:`zigai
 
     {"version": 1, "model": "openai:gpt-5-mini", "api_key_env": "OPENAI_API_KEY",
      "system": "Be brief.", "max_requests": 10, "timeout": 60, "retries": 2,
-     "tools": "tools.py", "output_schema": "answer.schema.json"}
+     "tools": "tools.py", "output_schema": "answer.schema.json",
+     "mcp_stdio": ["python mcp_server.py"]}
 
 Every key is optional except ``version``; unknown keys are rejected.  Credentials never
 appear in it: ``api_key_env`` holds the *name* of an environment variable (upper-case
 letters, digits, underscores), and any other key that looks like a secret is refused.
-Relative ``tools`` / ``output_schema`` paths are resolved against the file's directory.
+Relative ``tools`` / ``output_schema`` paths are resolved against the file's directory;
+``mcp_stdio`` commands (at most 16, see :mod:`zigai.cli.mcp_stdio`) run in the working directory.
 ``retries`` is how many times a failed model request is retried (0 turns retries off; unset
 means :data:`DEFAULT_RETRIES`).
 
@@ -53,15 +55,19 @@ class RunSettings:
     max_requests: int | None = None
     timeout: float | None = None
     retries: int | None = None
+    mcp_stdio: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        values = {k: v for k, v in asdict(self).items() if v is not None}
+        if "mcp_stdio" in values:
+            values["mcp_stdio"] = list(values["mcp_stdio"])
+        return values
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "api_key_env": (str,), "system": (str,), "tools": (str,),
     "output_schema": (str,), "max_requests": (int,), "timeout": (int, float),
-    "retries": (int,),
+    "retries": (int,), "mcp_stdio": (list,),
 }
 
 
@@ -95,6 +101,11 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         raise InvalidCliConfig(f"{where}: 'timeout' must be between 0 and 86400 seconds")
     if "retries" in values and not 0 <= values["retries"] <= MAX_RETRIES:
         raise InvalidCliConfig(f"{where}: 'retries' must be between 0 and {MAX_RETRIES}")
+    if "mcp_stdio" in values:
+        commands = values["mcp_stdio"]
+        if not all(isinstance(c, str) and c.strip() for c in commands) or len(commands) > 16:
+            raise InvalidCliConfig(f"{where}: 'mcp_stdio' must be a list of at most 16 non-empty command strings")
+        values["mcp_stdio"] = tuple(commands)
     if base_dir is not None:
         for key in ("tools", "output_schema"):
             if key in values and not os.path.isabs(values[key]):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import replace
 from typing import TextIO
 
@@ -36,25 +37,26 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
     invocation = Invocation(settings=settings, history=document["history"], json_output=args.json,
                             stream=args.stream, pause_file=args.pause_file)
     check_output_paths(invocation)
-    agent = build_agent(replace(settings, model=settings.model or "test"), env, err)
-    progress = progress_for(invocation, out, err)
-    from zigai.agent.deferred import (
-        InvalidPausedState,
-        InvalidResumeDecisions,
-        stringify_resume_decisions,
-    )
+    with ExitStack() as stack:  # closes the MCP stdio servers the settings name
+        agent = build_agent(replace(settings, model=settings.model or "test"), env, err, stack)
+        progress = progress_for(invocation, out, err)
+        from zigai.agent.deferred import (
+            InvalidPausedState,
+            InvalidResumeDecisions,
+            stringify_resume_decisions,
+        )
 
-    try:
-        if progress is not None:
-            outcome = streamed(agent.resume_run_stream(document["state"], decisions), progress)
-        else:
-            outcome = unwrap(agent.resume_run_json(document["state"],
-                                                    stringify_resume_decisions(decisions)))
-    except (InvalidPausedState, InvalidResumeDecisions) as exc:
-        raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
-    if outcome.paused is not None:
-        return save_pause(outcome.paused, invocation, err)
-    code = finish(outcome.result, agent, invocation, out, progress)
+        try:
+            if progress is not None:
+                outcome = streamed(agent.resume_run_stream(document["state"], decisions), progress)
+            else:
+                outcome = unwrap(agent.resume_run_json(document["state"],
+                                                        stringify_resume_decisions(decisions)))
+        except (InvalidPausedState, InvalidResumeDecisions) as exc:
+            raise InvalidPauseFile(f"pause file {args.pause_file!r}: {exc}") from None
+        if outcome.paused is not None:
+            return save_pause(outcome.paused, invocation, err)
+        code = finish(outcome.result, agent, invocation, out, progress)
     try:
         os.unlink(args.pause_file)
     except OSError:

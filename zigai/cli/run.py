@@ -5,7 +5,9 @@ Composition only — the agent loop, tools, output validation and history are th
 1. settings (flags > ``ZIGAI_MODEL`` > config file) → model via :func:`zigai.models.infer_model`;
    with no model configured the deterministic ``test`` model is used and a notice says so on
    stderr (so a fresh offline machine still runs tools, history and output end to end);
-2. ``--tools`` → reflected tools, ``--output-schema`` → one structured-output choice (native
+2. ``--tools`` → reflected tools, each ``--mcp-stdio "CMD ARGS"`` → one MCP stdio server as a
+   dynamic toolset (:mod:`zigai.cli.mcp_stdio`; closed when the command ends),
+   ``--output-schema`` → one structured-output choice (native
    when the model's profile supports JSON Schema output, else tool output, else prompted);
 3. ``--history FILE`` → canonical history loaded before and saved (atomically) after the run;
 4. output: the final answer on stdout (structured output as JSON), or with ``--json`` one JSON
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
@@ -80,8 +83,12 @@ def retry_policy(settings: RunSettings) -> Any:
     return RetryPolicy(max_attempts=retries + 1)
 
 
-def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO) -> Any:
-    """The Agent ``settings`` describe (announcing the offline test model when it is used)."""
+def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO, stack: ExitStack | None = None) -> Any:
+    """The Agent ``settings`` describe (announcing the offline test model when it is used).
+
+    MCP stdio servers are started here and registered on ``stack`` for shutdown; settings
+    that name servers need a stack.
+    """
     from zigai.agent import Agent, RunLimits
     from zigai.cli.tools_file import load_tools
     from zigai.models import infer_model
@@ -95,6 +102,12 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO) -> A
         options["instructions"] = settings.system
     if settings.tools:
         options["tools"] = load_tools(settings.tools)
+    if settings.mcp_stdio:
+        from zigai.cli.mcp_stdio import mcp_toolsets
+
+        if stack is None:
+            raise CliUsageError("MCP stdio servers need a stack that closes them")
+        options["toolsets"] = mcp_toolsets(settings.mcp_stdio, stack)
     if settings.output_schema:
         options["output"] = _output_spec(settings.output_schema, model.profile)
     if settings.max_requests is not None:
@@ -190,14 +203,15 @@ def run_command(prompt: str, invocation: Invocation, env: Mapping[str, str],
     settings = resolve_settings(invocation.settings, env)
     invocation = replace(invocation, settings=settings)
     check_output_paths(invocation)
-    agent = build_agent(settings, env, err)
-    history = load_history(invocation.history) if invocation.history else ()
-    if invocation.events == "agui":
-        from zigai.cli.events import run_agui_events
+    with ExitStack() as stack:
+        agent = build_agent(settings, env, err, stack)
+        history = load_history(invocation.history) if invocation.history else ()
+        if invocation.events == "agui":
+            from zigai.cli.events import run_agui_events
 
-        return run_agui_events(agent, prompt, history, invocation, out, err)
-    progress = approvals.progress_for(invocation, out, err)
-    outcome = approvals.start(agent, prompt, history, progress)
-    if outcome.paused is not None:
-        return approvals.save_pause(outcome.paused, invocation, err)
-    return finish(outcome.result, agent, invocation, out, progress)
+            return run_agui_events(agent, prompt, history, invocation, out, err)
+        progress = approvals.progress_for(invocation, out, err)
+        outcome = approvals.start(agent, prompt, history, progress)
+        if outcome.paused is not None:
+            return approvals.save_pause(outcome.paused, invocation, err)
+        return finish(outcome.result, agent, invocation, out, progress)

@@ -1,0 +1,64 @@
+"""``zigai run --mcp-stdio "CMD ARGS"``: MCP stdio servers as the run's dynamic toolsets.
+
+Job
+    Start one :class:`~zigai.mcp.StdioTransport` child per command, wrap each in a
+    :class:`~zigai.mcp.Client` and an :class:`~zigai.mcp.McpToolset`, and register every one
+    for shutdown on the caller's :class:`contextlib.ExitStack`.
+
+Invariants
+    * A command is split like a POSIX shell would (``shlex``), never run through a shell.
+    * Each server is asked ``server/discover`` before the run starts, so a command that does
+      not start or does not speak MCP is an operator error (exit code 2) naming the command,
+      not a failure in the middle of the run.
+    * Every child started is closed (stdin closed, then terminated, then killed at its
+      deadline, always reaped) when the stack unwinds, whether the run succeeded or not.
+    * The servers' stderr goes to zigai's stderr, so their diagnostics stay visible.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from contextlib import ExitStack
+from typing import Any
+
+from zigai.cli.errors import CliUsageError
+
+__all__ = ["MAX_MCP_SERVERS", "mcp_toolsets", "split_command"]
+
+MAX_MCP_SERVERS = 16
+_DISCOVER_TIMEOUT_MS = 20_000
+
+
+def split_command(command: str) -> list[str]:
+    """One ``--mcp-stdio`` value as an argument vector (a usage error when it is not one)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise CliUsageError(f"--mcp-stdio {command!r} is not a valid command line: {exc}") from None
+    if not argv:
+        raise CliUsageError("--mcp-stdio needs a command, e.g. --mcp-stdio \"python server.py\"")
+    return argv
+
+
+def mcp_toolsets(commands: Sequence[str], stack: ExitStack) -> list[Any]:
+    """Start every server and return its toolset; the stack closes them all."""
+    from zigai import mcp
+
+    if len(commands) > MAX_MCP_SERVERS:
+        raise CliUsageError(f"at most {MAX_MCP_SERVERS} --mcp-stdio servers are supported, got {len(commands)}")
+    toolsets: list[Any] = []
+    for command in commands:
+        argv = split_command(command)
+        try:
+            transport = mcp.StdioTransport(argv, mcp.StdioOptions(stderr=mcp.StderrMode.inherit))
+        except mcp.McpError as exc:
+            raise CliUsageError(f"--mcp-stdio {command!r}: {exc}") from None
+        client = stack.enter_context(mcp.Client(transport))
+        try:
+            client.discover(mcp.RequestOptions(timeout_ms=_DISCOVER_TIMEOUT_MS))
+        except mcp.McpError as exc:
+            raise CliUsageError(f"--mcp-stdio {command!r} did not answer server/discover: "
+                                f"{type(exc).__name__}: {exc}") from None
+        toolsets.append(mcp.McpToolset(client))
+    return toolsets
