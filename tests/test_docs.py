@@ -88,6 +88,13 @@ def test_block_runs(path: str, index: int, lang: str, code: str, tmp_path: Path,
         pytest.fail(f"{path}: code block with unsupported language {lang!r}")
 
 
+def _command_line(value: str) -> str:
+    """A command line inside one argument: ``python`` is this interpreter, repo paths absolute."""
+    tokens = shlex.split(value)
+    return shlex.join(sys.executable if t == "python" else str(ROOT / t) if "/" in t and (ROOT / t).exists() else t
+                      for t in tokens)
+
+
 def _run_console(code: str, cwd: Path) -> None:
     lines = code.splitlines()
     commands = [(i, line[2:]) for i, line in enumerate(lines) if line.startswith("$ ")]
@@ -96,6 +103,7 @@ def _run_console(code: str, cwd: Path) -> None:
         argv = shlex.split(command)
         assert argv[0] == "zigai"
         args = [str(ROOT / a) if (ROOT / a).exists() and "/" in a else a for a in argv[1:]]
+        args = [_command_line(a) if i and args[i - 1] == "--mcp-stdio" else a for i, a in enumerate(args)]
         expected = 0
         if i + 1 < len(lines):
             marker = re.match(r"\[exit code (\d+)", lines[i + 1])
