@@ -170,6 +170,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 (UnsupportedSnapshotVersion,
     │                                                 SnapshotMismatch), VisualizationTooLarge
     │                             zigai.graph_agent   InvalidAgentStep
+    ├── MultiAgentError           zigai.multi_agent   InvalidSession, DelegationDepthExceeded,
+    │                                                 SessionRunLimitExceeded, SessionBudgetExceeded
     ├── EvalsError                zigai.evals
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
     │                                                 TooManyEmbeddingInputs),
@@ -218,6 +220,7 @@ __all__ = [
     "RuntimeServiceError",
     "DurableError",
     "GraphError",
+    "MultiAgentError",
     "EvalsError",
     "EmbeddingsError",
     "UiError",
@@ -309,6 +312,10 @@ class DurableError(ZigAIError):
 
 class GraphError(ZigAIError):
     """Graph definition, run, snapshot or visualization failure."""
+
+
+class MultiAgentError(ZigAIError):
+    """Multi-agent session, scope or delegation failure."""
 
 
 class EvalsError(ZigAIError):

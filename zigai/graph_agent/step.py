@@ -172,7 +172,7 @@ class AgentStep:
         candidates = [t for t in (prepared, self._timeout_ms) if t is not None]
         remaining = ctx.control.remaining()
         if remaining is not None:
-            candidates.append(max(0, math.ceil(remaining * 1000)))
+            candidates.append(max(0, math.floor(remaining * 1000)))
         return min(candidates) if candidates else None
 
     def _correlation(self, ctx: StepContext[Any, Any], prepared: Correlation | None) -> Correlation:
