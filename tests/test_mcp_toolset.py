@@ -311,3 +311,46 @@ def test_listen_with_recovery_stops_for_cancellation_and_the_deadline_between_at
         for bad in ({"max_retries": -1}, {"max_retries": True}, {"retry_delay_s": -0.1}, {"retry_delay_s": "1"}):
             with pytest.raises(mcp.InvalidMcpRequest):
                 mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, **bad)
+
+
+# ----------------------------------------------------------------------------- client argument checks
+
+
+def test_client_refuses_bad_arguments_before_any_io_and_after_close() -> None:
+    server = _server([])
+    server.add_method("com.example/ask", lambda params, request: {"resultType": params["kind"]})
+    transport = CountingTransport(server)
+    client = mcp.Client(transport)
+    bad_calls: list[Callable[[], Any]] = [
+        lambda: mcp.RequestOptions(timeout_ms=-1),
+        lambda: mcp.RequestOptions(timeout_ms=True),  # type: ignore[arg-type]
+        lambda: mcp.RequestOptions(metadata={"progressToken": 1}),  # type: ignore[arg-type]
+        lambda: mcp.Client(object()),  # type: ignore[arg-type]
+        lambda: client.request_json("", {}),
+        lambda: client.request_json("tools/list", [1]),  # type: ignore[arg-type]
+        lambda: client.request_json("tools/list", {"_meta": 3}),
+        lambda: client.request_json("tools/call", {"name": 7}),
+        lambda: client.request_json("tools/list", options=3),  # type: ignore[arg-type]
+        lambda: client.call_tool(""),
+        lambda: client.call_tool("add", [1]),  # type: ignore[arg-type]
+        lambda: client.read_resource(""),
+        lambda: client.get_prompt("explain"),  # type: ignore[arg-type]
+        lambda: client.complete("x"),  # type: ignore[arg-type]
+        lambda: client.listen({"toolsListChanged": True}, lambda e: None),  # type: ignore[arg-type]
+        lambda: client.listen_json([1], lambda e: None),  # type: ignore[arg-type]
+        lambda: client.list_tools(cursor=5),  # type: ignore[arg-type]
+    ]
+    for call in bad_calls:
+        with pytest.raises(mcp.InvalidMcpRequest):
+            call()
+    assert transport.calls == {}  # nothing reached the transport
+    assert client.cancel("not-in-flight") is False
+    # the raw path returns the result exactly as received, whatever its resultType
+    assert client.request_json("com.example/ask", {"kind": "input_required"})["resultType"] == "input_required"
+    with client:
+        pass  # leaving the block closes it
+    client.close()  # idempotent
+    with pytest.raises(mcp.McpClientClosed):
+        client.discover()
+    with pytest.raises(mcp.McpClientClosed):
+        client.send_notification(mcp.Notification.cancelled(1))
