@@ -331,6 +331,10 @@ def test_client_refuses_bad_arguments_before_any_io_and_after_close() -> None:
         lambda: client.request_json("tools/list", {"_meta": 3}),
         lambda: client.request_json("tools/call", {"name": 7}),
         lambda: client.request_json("tools/list", options=3),  # type: ignore[arg-type]
+        # an empty mapping is falsy but still not a RequestOptions
+        lambda: client.request_json("tools/list", options={}),  # type: ignore[arg-type]
+        lambda: client.listen_json({}, lambda e: None, options={}),  # type: ignore[arg-type]
+        lambda: client.send_notification(mcp.Notification.cancelled(1), options={}),  # type: ignore[arg-type]
         lambda: client.call_tool(""),
         lambda: client.call_tool("add", [1]),  # type: ignore[arg-type]
         lambda: client.read_resource(""),

@@ -129,6 +129,16 @@ class ListenResult:
 _NO_OPTIONS = RequestOptions()
 
 
+def _checked_options(options: object) -> RequestOptions:
+    """``options`` itself, or the empty options for ``None``; anything else is refused (an
+    empty dict must not pass as "no options")."""
+    if options is None:
+        return _NO_OPTIONS
+    if not isinstance(options, RequestOptions):
+        raise InvalidMcpRequest(f"options must be a RequestOptions, not {type(options).__name__}")
+    return options
+
+
 class Client:
     """An MCP client bound to one transport (see module docstring).  Thread-safe; a context manager."""
 
@@ -215,9 +225,7 @@ class Client:
         on_raw: Callable[[JsonRpcNotification], None] | None = None,
     ) -> dict[str, Any]:
         """Send one request; return its result object or raise its error (see module docstring)."""
-        options = options or _NO_OPTIONS
-        if not isinstance(options, RequestOptions):
-            raise InvalidMcpRequest("options must be a RequestOptions")
+        options = _checked_options(options)
         if params is not None and not isinstance(params, Mapping):
             raise InvalidMcpRequest(f"{method} params must be a JSON object")
         body_params = dict(params or {})
@@ -300,7 +308,7 @@ class Client:
                 raise McpClientClosed("the MCP client is closed")
         body = encode(notification_message(notification.method, notification.to_json().get("params")))
         self.transport.notify(notification.method, body, protocol_version=self.protocol_version,
-                              deadline=self._deadline(options or _NO_OPTIONS))
+                              deadline=self._deadline(_checked_options(options)))
 
     def cancel(self, request_id: RequestId, reason: str = "cancelled by the client") -> bool:
         """Cancel an in-flight request of this client; False when it is not in flight.
@@ -461,7 +469,7 @@ class Client:
 
     def _listen(self, filter_json: dict[str, Any], on_event: EventSink, options: RequestOptions | None,
                 honor: Callable[[SubscriptionFilter], SubscriptionFilter], typed: bool) -> ListenResult:
-        options = options or _NO_OPTIONS
+        options = _checked_options(options)
         if options.request_id is None:
             options = _with_id(options, next(self._ids))
         subscription_id = options.request_id
