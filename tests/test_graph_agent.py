@@ -316,3 +316,15 @@ def test_conversation_arguments_are_checked() -> None:
     with pytest.raises(InvalidAgentStep, match="must be a RunUsage"):
         Conversation(usage=3)  # type: ignore[arg-type]
     assert Conversation.from_json_value(Conversation().to_json_value()) == Conversation()
+
+
+def test_an_agent_step_refuses_to_be_a_fork_branch() -> None:
+    from zigai.graph import Join
+
+    graph = (
+        GraphBuilder(GraphTypes(value=Any), identity="fan")
+        .fork("fan", branches=[AgentStep(Agent(echo_model()))], join=Join(list, lambda a, v: [*a, v]), next=END)
+        .build("fan")
+    )
+    with pytest.raises(InvalidAgentStep, match="not a fork branch callback"):
+        graph.run("x", state=None)

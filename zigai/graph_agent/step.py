@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from zigai.agent import Agent, Result, RunOptions, TypedResult
 from zigai.durable.ids import StepScope
 from zigai.errors import GraphError
+from zigai.graph import BranchContext
 from zigai.hooks import Correlation
 from zigai.usage import RunUsage
 
@@ -190,6 +191,11 @@ class AgentStep:
                            node_name=ctx.node_name)
 
     def __call__(self, ctx: StepContext[Any, Any], value: Any) -> Any:
+        if isinstance(ctx, BranchContext):
+            raise InvalidAgentStep(
+                f"fork {ctx.node_name!r}: an AgentStep is a graph step, not a fork branch callback; "
+                "run agents in steps before or after the fork"
+            )
         ctx.control.check()
         tap = _UsageTap()
         options = self.options_for(ctx, value, hooks=(tap,))
