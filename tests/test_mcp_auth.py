@@ -35,7 +35,7 @@ from zigai.mcp.auth import (
 )
 from zigai.mcp.errors import McpConnectionFailed
 from zigai.security import UrlPolicy
-from zigai.transport import HttpTransport
+from zigai.transport import HttpTransport, TransportRequest
 
 
 class _Site:
@@ -262,8 +262,7 @@ def test_a_shared_transport_with_a_larger_limit_is_still_bounded(site: _Site) ->
             with pytest.raises(AuthMetadataTooLarge):
                 bounded.protected_resource(site.base + "/mcp")
         # the shared transport stays usable after the discovery object closed
-        assert shared.send(__import__("zigai.transport", fromlist=["TransportRequest"]).TransportRequest(
-            "GET", site.base + path)).status == 200
+        assert shared.send(TransportRequest("GET", site.base + path)).status == 200
     finally:
         shared.close()
 

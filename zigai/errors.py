@@ -139,7 +139,11 @@ The tree (bases here, named leaves in their modules)::
     │                                                 NotificationBacklogFull, InvalidMcpRequest,
     │                                                 McpRequestQueueFull, McpRequestTimedOut,
     │                                                 McpRequestCancelled, McpInputRequired,
-    │                                                 McpClientClosed, InvalidServerDefinition
+    │                                                 McpClientClosed, InvalidServerDefinition,
+    │                             zigai.mcp.auth      McpAuthError (InvalidAuthChallenge,
+    │                                                 AuthMetadataNotFound, InvalidAuthMetadata
+    │                                                 (AuthMetadataTooLarge),
+    │                                                 AuthorizationResponseRejected)
     ├── ExecutionEnvironmentError zigai.environments InvalidPath, PathOutsideRoot, SymlinkRefused,
     │                                                 SpecialFileRefused, FileTooLarge,
     │                                                 EnvironmentClosed, InvalidCommandRequest,

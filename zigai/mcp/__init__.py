@@ -28,7 +28,8 @@ Submodules
     (:class:`Client`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
     (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_values`` (handler values as
     results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
-    policy, WSGI and ``http.server`` entries), ``errors``.
+    policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
+    challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``errors``.
 """
 
 from __future__ import annotations
