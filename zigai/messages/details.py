@@ -104,7 +104,7 @@ class _JsonObject(Mapping[str, Any]):
         if isinstance(other, _JsonObject):
             return False
         if isinstance(other, Mapping):
-            return self._root == other
+            return self.to_value() == thaw_json(other)  # JSON equality: a list equals a frozen array
         return NotImplemented
 
     def __hash__(self) -> int:
