@@ -177,6 +177,8 @@ The tree (bases here, named leaves in their modules)::
     ├── MultiAgentError           zigai.multi_agent   InvalidSession, DelegationDepthExceeded,
     │                                                 SessionRunLimitExceeded, SessionBudgetExceeded
     ├── EvalsError                zigai.evals
+    ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
+    │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
     │                                                 TooManyEmbeddingInputs),
     │                                                 InvalidEmbeddingDimensions,
@@ -226,6 +228,7 @@ __all__ = [
     "GraphError",
     "MultiAgentError",
     "EvalsError",
+    "TelemetryError",
     "EmbeddingsError",
     "UiError",
     "AcpError",
@@ -320,6 +323,10 @@ class GraphError(ZigAIError):
 
 class MultiAgentError(ZigAIError):
     """Multi-agent session, scope or delegation failure."""
+
+
+class TelemetryError(ZigAIError):
+    """Base of telemetry configuration and export failures."""
 
 
 class EvalsError(ZigAIError):
