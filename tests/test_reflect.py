@@ -291,8 +291,8 @@ def test_parameters_become_a_closed_object_schema() -> None:
         "type": "object",
         "properties": {
             "query": {"type": "string"},
-            "limit": {"type": "integer"},
-            "exact": {"type": "boolean"},
+            "limit": {"type": "integer", "default": 5},
+            "exact": {"type": "boolean", "default": False},
         },
         "required": ["query"],
         "additionalProperties": False,

@@ -19,7 +19,7 @@ JSON Schema dialect.  Importing this package does not import the tool layer
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from zigai.reflect.codec import DecodeError, EncodeError, decode, encode
 from zigai.reflect.schema import json_schema
@@ -30,6 +30,28 @@ if TYPE_CHECKING:
 __all__ = ["tool", "json_schema", "decode", "encode", "DecodeError", "EncodeError"]
 
 
+@overload
+def tool(name: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    name: str | None = None,
+    description: str | None = None,
+    fn: None = None,
+    *,
+    takes_context: bool | None = None,
+    execution: ToolExecution | str = "immediate",
+    max_retries: int | None = None,
+    sequential: bool = False,
+    limits: ToolLimits | None = None,
+    strict: bool | None = None,
+    return_schema_visibility: ReturnSchemaVisibility | str = "local",
+    metadata: Mapping[str, Any] | None = None,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+@overload
 def tool(
     name: str,
     description: str | None,
@@ -43,8 +65,27 @@ def tool(
     strict: bool | None = None,
     return_schema_visibility: ReturnSchemaVisibility | str = "local",
     metadata: Mapping[str, Any] | None = None,
-) -> Tool:
+) -> Tool: ...
+
+
+def tool(
+    name: Any = None,
+    description: str | None = None,
+    fn: Callable[..., Any] | None = None,
+    *,
+    takes_context: bool | None = None,
+    execution: ToolExecution | str = "immediate",
+    max_retries: int | None = None,
+    sequential: bool = False,
+    limits: ToolLimits | None = None,
+    strict: bool | None = None,
+    return_schema_visibility: ReturnSchemaVisibility | str = "local",
+    metadata: Mapping[str, Any] | None = None,
+) -> Any:
     """A tool calling ``fn`` with arguments decoded from its annotations.
+
+    Three spellings: ``tool(name, description, fn)``; ``@tool`` on a function (name from the
+    function, description from its docstring); ``@tool(name=..., description=..., ...)``.
 
     ``takes_context=None`` detects a first parameter annotated ``ToolRunContext``.
     ``description=None`` uses the function's docstring.  The return annotation
@@ -55,6 +96,22 @@ def tool(
     from zigai.reflect._tool import build_tool
     from zigai.tool.errors import ToolDefinitionError
     from zigai.tool.limits import ReturnSchemaVisibility, ToolExecution
+
+    options: dict[str, Any] = dict(
+        takes_context=takes_context, execution=execution, max_retries=max_retries,
+        sequential=sequential, limits=limits, strict=strict,
+        return_schema_visibility=return_schema_visibility, metadata=metadata,
+    )
+    if callable(name) and description is None and fn is None:  # bare @tool
+        function = name
+        return tool(function.__name__, None, function, **options)
+    if fn is None:
+        chosen, text = name, description
+
+        def decorate(function: Callable[..., Any]) -> Tool:
+            return tool(chosen or function.__name__, text, function, **options)
+
+        return decorate
 
     try:
         execution = ToolExecution(execution)

@@ -12,6 +12,11 @@ Argument shape:
 
 ``*args``/``**kwargs`` and unannotated parameters are rejected: the schema
 must say exactly what the function accepts.
+
+Parameter descriptions come from ``Annotated[T, "text"]`` or, failing that, the docstring's
+Google ``Args:``, NumPy ``Parameters`` or Sphinx ``:param x:`` entries (see ``_docstring``);
+the tool description is the docstring without those entries.  A default that encodes as
+JSON is shown as the parameter's ``default``.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zigai.reflect._docstring import parse_docstring
 from zigai.reflect._types import FieldInfo, is_object_type, strip_annotated
-from zigai.reflect.codec import decode
+from zigai.reflect.codec import EncodeError, decode, encode
 from zigai.reflect.schema import json_schema, object_schema
 from zigai.tool.context import ToolOutput, ToolReturn, ToolRunContext
 from zigai.tool.errors import ToolDefinitionError
@@ -49,6 +55,24 @@ def _return_schema(annotation: Any, name: str) -> dict[str, Any] | None:
         return json_schema(annotation)
     except ToolDefinitionError as exc:
         raise ToolDefinitionError(f"tool {name!r} return type: {exc}") from None
+
+
+def _annotate_parameters(
+    schema: dict[str, Any], params: list[inspect.Parameter], docs: Mapping[str, str]
+) -> None:
+    """Docstring descriptions (unless ``Annotated`` gave one) and JSON-encodable defaults."""
+    properties = schema.get("properties", {})
+    for param in params:
+        prop = properties.get(param.name)
+        if prop is None:
+            continue
+        if param.name in docs and "description" not in prop:
+            prop["description"] = docs[param.name]
+        if param.default is not inspect.Parameter.empty:
+            try:
+                prop["default"] = encode(param.default)
+            except EncodeError:
+                pass  # a default JSON cannot show stays out of the schema (it still applies)
 
 
 def build_tool(
@@ -91,6 +115,7 @@ def build_tool(
                 f"tool {name!r}: ToolRunContext must be the first parameter, not {param.name!r}"
             )
 
+    summary, param_docs = parse_docstring(inspect.getdoc(fn))
     single = len(params) == 1 and is_object_type(hints[params[0].name]) and params[0].kind is not (
         inspect.Parameter.KEYWORD_ONLY
     )
@@ -115,6 +140,7 @@ def build_tool(
             parameters = object_schema(fields)
         except ToolDefinitionError as exc:
             raise ToolDefinitionError(f"tool {name!r} arguments: {exc}") from None
+        _annotate_parameters(parameters, params, param_docs)
         positional_only = {p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY}
         order = [p.name for p in params]
 
@@ -129,7 +155,7 @@ def build_tool(
             return fn(*positional, **keywords)
 
     if description is None:
-        description = inspect.getdoc(fn) or ""
+        description = summary
     return Tool(
         name=name,
         description=description,
