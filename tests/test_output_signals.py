@@ -126,3 +126,16 @@ def test_the_documented_streaming_recipe_keeps_the_first_chunk() -> None:
                 text.append(event.delta.content_delta)
         with stream.result() as result:
             assert "".join(text) == result.output == "Hello, world"
+
+
+def test_stream_text_yields_deltas_or_the_growing_text() -> None:
+    def chunks(messages: Any, info: Any) -> Any:
+        yield from ("Hello", ", ", "world")
+
+    agent = Agent(FunctionModel(stream_function=chunks))
+    with agent.run_stream("hi") as stream:
+        assert list(stream.stream_text(delta=True)) == ["Hello", ", ", "world"]
+        with stream.result() as result:
+            assert result.output == "Hello, world"
+    with agent.run_stream("hi") as stream:
+        assert list(stream.stream_text()) == ["Hello", "Hello, ", "Hello, world"]

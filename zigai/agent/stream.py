@@ -56,6 +56,28 @@ class AgentStream:
         self._started = True
         return self._events()
 
+    def stream_text(self, *, delta: bool = False) -> Iterator[str]:
+        """Iterate the stream (like ``for event in stream``) yielding only its text.
+
+        ``delta=True`` yields each new piece (the first one comes from the part's start
+        event); ``delta=False`` yields the text of the current text part so far, which
+        restarts when a new text part begins.  Other events are consumed silently; read
+        :meth:`result` afterwards as usual."""
+        from zigai.messages import TextPart
+        from zigai.model import PartDeltaEvent, PartStartEvent, TextPartDelta
+
+        current = ""
+        for event in self:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                piece, current = event.part.content, event.part.content
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                piece = event.delta.content_delta
+                current += piece
+            else:
+                continue
+            if piece:
+                yield piece if delta else current
+
     def _events(self) -> Iterator[AgentStreamEvent]:
         run = self._run
         queue = self._queue
