@@ -176,7 +176,9 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.graph_agent   InvalidAgentStep
     ├── MultiAgentError           zigai.multi_agent   InvalidSession, DelegationDepthExceeded,
     │                                                 SessionRunLimitExceeded, SessionBudgetExceeded
-    ├── EvalsError                zigai.evals
+    ├── EvalsError                zigai.evals         InvalidDataset, InvalidEvaluator,
+    │                                                 InvalidEvaluatorResult, InvalidEvalOptions,
+    │                                                 ReportClosed
     ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
     │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,
