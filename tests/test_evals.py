@@ -307,7 +307,9 @@ def test_case_and_dataset_validation_and_bounds():
         Check("", lambda ctx: True)
     with pytest.raises(InvalidEvaluator, match="needs a callable"):
         Check("x", 3)
-    assert repr(Dataset([Case("a", 1)], name="d")) == "Dataset(name='d', cases=1, evaluators=0)"
+    small = Dataset([Case("a", 1)], name="d")
+    assert repr(small) == "Dataset(name='d', cases=1, evaluators=0)"
+    assert small.name == "d" and small.cases == (Case("a", 1),)
     assert repr(Check("x", bool)) == "Check(name='x')"
 
 

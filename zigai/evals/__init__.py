@@ -19,13 +19,14 @@ Invariants
       :class:`ReportClosed`.
 
 Submodules: ``errors``, ``evaluators`` (EvalContext, Grade, EvaluationResult, Evaluator,
-Check and the built-ins), ``dataset`` (Case, Dataset), ``report`` (CaseResult, Report),
+Check and the built-ins), ``case`` (Case), ``dataset`` (Dataset), ``report`` (CaseResult, Report),
 ``run`` (the bounded runner, Progress).
 """
 
 from __future__ import annotations
 
-from zigai.evals.dataset import MAX_CASE_NAME_BYTES, MAX_CASES, Case, Dataset
+from zigai.evals.case import MAX_CASE_NAME_BYTES, Case
+from zigai.evals.dataset import MAX_CASES, Dataset
 from zigai.evals.errors import (
     EvalsError,
     InvalidDataset,

@@ -1,4 +1,4 @@
-"""Cases and datasets: the immutable, validated description of what an evaluation runs.
+"""Datasets: the immutable, validated set of cases and evaluators an evaluation runs.
 
 Invariants:
 
@@ -12,64 +12,18 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from zigai.evals.case import MAX_CASE_NAME_BYTES, Case, check_name
 from zigai.evals.errors import InvalidDataset
 from zigai.evals.evaluators import Evaluator
+from zigai.evals.report import Report
+from zigai.evals.run import Progress, run_cases
 
-if TYPE_CHECKING:
-    from zigai.evals.report import Report
-    from zigai.evals.run import Progress
-
-__all__ = ["Case", "Dataset", "MAX_CASES", "MAX_CASE_NAME_BYTES"]
+__all__ = ["Case", "Dataset", "MAX_CASES", "MAX_CASE_NAME_BYTES"]  # Case re-exported
 
 MAX_CASES = 10_000
-MAX_CASE_NAME_BYTES = 256
-
-_NO_EXPECTED: Any = None
-
-
-def _check_name(owner: str, name: object) -> str:
-    if not isinstance(name, str) or not name:
-        raise InvalidDataset(f"{owner} name must be a non-empty str, got {name!r}")
-    size = len(name.encode("utf-8"))
-    if size > MAX_CASE_NAME_BYTES:
-        raise InvalidDataset(
-            f"{owner} name {name[:40]!r}... is {size} UTF-8 bytes; the limit is "
-            f"{MAX_CASE_NAME_BYTES} -- shorten it"
-        )
-    return name
-
-
-@dataclass(frozen=True, slots=True)
-class Case:
-    """One named input with an optional expected output and metadata.
-
-    ``inputs`` is what the task receives (an ``Agent`` gets it as its prompt).
-    ``expected_output`` is ``None`` when the case has no expected value.
-    """
-
-    name: str
-    inputs: Any
-    expected_output: Any = _NO_EXPECTED
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-
-    def __post_init__(self) -> None:
-        _check_name("case", self.name)
-        if not isinstance(self.metadata, Mapping):
-            raise InvalidDataset(
-                f"case {self.name!r} metadata must be a mapping, got {type(self.metadata).__name__}"
-            )
-        for key in self.metadata:
-            if not isinstance(key, str):
-                raise InvalidDataset(f"case {self.name!r} metadata keys must be str, got {key!r}")
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Case, (self.name, self.inputs, self.expected_output, dict(self.metadata)))
 
 
 class Dataset:
@@ -84,7 +38,7 @@ class Dataset:
         *,
         name: str = "dataset",
     ) -> None:
-        self._name = _check_name("dataset", name)
+        self._name = check_name("dataset", name)
         owned = tuple(cases)
         if not owned:
             raise InvalidDataset("a dataset needs at least one case")
@@ -139,11 +93,12 @@ class Dataset:
         """Run ``task`` over every case, apply every evaluator, and return the owned report.
 
         ``task`` is an :class:`~zigai.agent.Agent` (run with the case inputs as prompt) or
-        any callable ``task(inputs) -> output``.  See :func:`zigai.evals.run.evaluate`.
+        any callable ``task(inputs) -> output``.  See :func:`zigai.evals.run.run_cases`.
         """
-        from zigai.evals.run import evaluate
-
-        return evaluate(self, task, max_concurrency=max_concurrency, progress=progress)
+        return run_cases(
+            self._name, self._cases, self._evaluators, task,
+            max_concurrency=max_concurrency, progress=progress,
+        )
 
     def __repr__(self) -> str:
         return f"Dataset(name={self._name!r}, cases={len(self._cases)}, evaluators={len(self._evaluators)})"

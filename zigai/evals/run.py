@@ -20,18 +20,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zigai.agent import Agent, Result
+from zigai.evals.case import Case
 from zigai.evals.errors import InvalidEvalOptions
-from zigai.evals.evaluators import EvalContext, grade_of
+from zigai.evals.evaluators import EvalContext, Evaluator, grade_of
 from zigai.evals.report import CaseResult, Report
 from zigai.usage import RunUsage
 
-if TYPE_CHECKING:
-    from zigai.evals.dataset import Case, Dataset
-
-__all__ = ["Progress", "evaluate", "MAX_CONCURRENCY"]
+__all__ = ["Progress", "run_cases", "MAX_CONCURRENCY"]
 
 MAX_CONCURRENCY = 64
 
@@ -71,7 +69,7 @@ def _call_task(task: Any, inputs: Any) -> tuple[Any, RunUsage]:
     return output, RunUsage()
 
 
-def _run_case(dataset: Dataset, index: int, case: Case, task: Any) -> CaseResult:
+def _run_case(evaluators: tuple[Evaluator, ...], index: int, case: Case, task: Any) -> CaseResult:
     try:
         output, usage = _call_task(task, case.inputs)
     except Exception as error:  # recorded in the case result; other cases keep running
@@ -80,24 +78,25 @@ def _run_case(dataset: Dataset, index: int, case: Case, task: Any) -> CaseResult
             error_type=type(error).__name__, error_message=str(error),
         )
     context = EvalContext(case.name, index, case.inputs, case.expected_output, case.metadata, output, usage)
-    evaluations = tuple(grade_of(evaluator, context) for evaluator in dataset.evaluators)
+    evaluations = tuple(grade_of(evaluator, context) for evaluator in evaluators)
     return CaseResult(
         index, case.name, case.inputs, case.expected_output, case.metadata, output, usage, evaluations
     )
 
 
-def evaluate(
-    dataset: Dataset,
+def run_cases(
+    dataset_name: str,
+    cases: tuple[Case, ...],
+    evaluators: tuple[Evaluator, ...],
     task: Any,
     *,
     max_concurrency: int = 1,
     progress: Callable[[Progress], None] | None = None,
 ) -> Report:
-    """Run ``task`` over every case of ``dataset`` and return the owned :class:`Report`."""
+    """Run ``task`` over every case, apply every evaluator, return the owned :class:`Report`."""
     _check_options(max_concurrency, progress)
     if not isinstance(task, Agent) and not callable(task):
         raise InvalidEvalOptions(f"task must be an Agent or a callable, got {type(task).__name__}")
-    cases = dataset.cases
     slots: list[CaseResult | None] = [None] * len(cases)
     done = 0
     failed = 0
@@ -112,7 +111,7 @@ def evaluate(
 
     if max_concurrency == 1:
         for index, case in enumerate(cases):
-            finished(_run_case(dataset, index, case, task))
+            finished(_run_case(evaluators, index, case, task))
     else:
         with ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="zigai-evals") as pool:
             pending: set[Future[CaseResult]] = set()
@@ -120,7 +119,7 @@ def evaluate(
             try:
                 # Admit at most max_concurrency cases; the next one starts as one finishes.
                 for index, case in upcoming:
-                    pending.add(pool.submit(_run_case, dataset, index, case, task))
+                    pending.add(pool.submit(_run_case, evaluators, index, case, task))
                     if len(pending) == max_concurrency:
                         break
                 while pending:
@@ -129,9 +128,9 @@ def evaluate(
                         finished(future.result())
                         following = next(upcoming, None)
                         if following is not None:
-                            pending.add(pool.submit(_run_case, dataset, following[0], following[1], task))
+                            pending.add(pool.submit(_run_case, evaluators, following[0], following[1], task))
             except BaseException:
                 for future in pending:
                     future.cancel()
                 raise
-    return Report(dataset.name, tuple(slot for slot in slots if slot is not None))
+    return Report(dataset_name, tuple(slot for slot in slots if slot is not None))
