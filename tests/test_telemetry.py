@@ -364,6 +364,19 @@ def test_cost_comes_from_the_price_table_or_the_provider_and_unknown_is_absent()
     assert memory.span("chat function").attributes["zigai.cost.usd"] == pytest.approx(0.002)
     assert memory.span("invoke_agent").attributes["zigai.cost.usd"] == pytest.approx(0.002)
     assert memory.metric_total("zigai.client.cost") == pytest.approx(0.002)
+    # without its own table the observer prices with the agent's, matching Result.cost
+    inherited = InMemoryExporter()
+    agent = Agent(Script([reply("a", usage=usage)]).model, price_table=table, hooks=[Telemetry(inherited)])
+    with agent.run("x") as result:
+        assert result.cost is not None and result.cost.nano_usd == 2_000_000
+    assert inherited.span("invoke_agent").attributes["zigai.cost.usd"] == pytest.approx(0.002)
+    assert inherited.metric_total("zigai.client.cost") == pytest.approx(0.002)
+    # the observer's own table wins over the agent's
+    own = InMemoryExporter()
+    cheaper = PriceTable(version="t-3", entries={("function", "function"): ModelPrice.from_usd("0", "0")})
+    Agent(Script([reply("a", usage=usage)]).model, price_table=table,
+          hooks=[Telemetry(own, price_table=cheaper)]).run("x").close()
+    assert own.span("invoke_agent").attributes["zigai.cost.usd"] == 0
     # a provider-reported cost wins over the table
     reported = InMemoryExporter()
     Agent(Script([reply("a", usage=usage)]).model,

@@ -120,6 +120,7 @@ class RunInfo(NamedTuple):
     resumed: bool
     correlation: Correlation | None
     control: RunControl
+    price_table: Any = None  # the agent's zigai.pricing.PriceTable, or None
 
 
 @runtime_checkable

@@ -189,6 +189,7 @@ class RunCore:
             resumed=bool(self.deferred_calls) or bool(self.decisions),
             correlation=correlation,
             control=self.control,
+            price_table=self.agent.price_table,
         )
 
     def fire(self, event: HookEvent) -> None:

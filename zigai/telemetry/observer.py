@@ -161,6 +161,7 @@ class _Run:
     tools: dict[str, _Open] = field(default_factory=dict)
     cost_nano: int | None = None  # None: nothing priced yet
     cost_unknown: bool = False  # some response had no known cost
+    price_table: PriceTable | None = None  # the agent's, used when the observer has none
 
 
 def _error_type(error: BaseException) -> str:
@@ -172,7 +173,8 @@ class Telemetry:
 
     ``exporter`` receives spans and points (default: a fresh :class:`InMemoryExporter`,
     kept as ``self.exporter``).  ``content`` is the :class:`ContentPolicy` (off by default).
-    ``price_table`` estimates cost per response; ``reported_cost`` — given the response —
+    ``price_table`` estimates cost per response (default: the agent's ``price_table``);
+    ``reported_cost`` — given the response —
     returns a provider-reported :class:`~zigai.pricing.UsageCost` or None and wins over the
     table.  ``parent`` nests every run under a trace parent when the run's
     ``Correlation.trace_parent`` does not name one.  ``fail_closed`` turns exporter
@@ -277,7 +279,7 @@ class Telemetry:
                       parent.trace_id if parent else new_trace_id(), new_span_id(),
                       parent.span_id if parent else None, parent is not None,
                       parent.trace_flags if parent else 1, time.time_ns(), attributes)
-        run = _Run(agent, base)
+        run = _Run(agent, base, price_table=info.price_table)
         with self._lock:
             self._runs[info.run_id] = run
         self._start(agent)
@@ -390,8 +392,9 @@ class Telemetry:
 
     def _cost(self, run: _Run, response: Any, model: str) -> UsageCost | None:
         cost = self.reported_cost(response) if self.reported_cost is not None else None
-        if cost is None and self.price_table is not None:
-            cost = self.price_table.estimate(str(run.base["gen_ai.provider.name"]), model, response.usage)
+        table = self.price_table if self.price_table is not None else run.price_table
+        if cost is None and table is not None:
+            cost = table.estimate(str(run.base["gen_ai.provider.name"]), model, response.usage)
         if cost is None:
             run.cost_unknown = True
         else:
