@@ -61,6 +61,15 @@ def test_docs_exist_and_have_blocks() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
 
 
+def test_docs_index_links_every_page_and_only_real_ones() -> None:
+    index = (ROOT / "docs" / "index.md").read_text()
+    linked = set(re.findall(r"\]\(([\w.-]+\.md)\)", index))
+    pages = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert pages - linked == set(), "add these pages to docs/index.md"
+    assert linked - pages == set(), "docs/index.md links pages that do not exist"
+    assert "(docs/index.md)" in (ROOT / "README.md").read_text()
+
+
 @pytest.mark.parametrize(("path", "index", "lang", "code"), BLOCKS, ids=_ids())
 def test_block_runs(path: str, index: int, lang: str, code: str, tmp_path: Path,
                     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
