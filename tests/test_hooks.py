@@ -701,3 +701,20 @@ def test_a_deadline_between_two_stream_events_closes_the_open_request_once() -> 
                 time.sleep(0.12)  # the consumer is slow; the run's deadline passes
     assert hook.trace[-2:] == [("request_error", 1, 1, None, False), ("run_error", "RunTimedOut")]
     assert hook.kinds().count("request_error") == 1
+
+
+def test_run_info_price_table_is_typed_without_importing_pricing_at_runtime() -> None:
+    import subprocess
+    import sys
+    import typing
+
+    import zigai.hooks as hooks
+    from zigai.control import RunControl
+    from zigai.pricing import PriceTable
+
+    names = {**vars(hooks), "PriceTable": PriceTable, "RunControl": RunControl}
+    hints = typing.get_type_hints(hooks.RunInfo, names)
+    assert hints["price_table"] == PriceTable | None
+    script = "import sys, zigai.hooks; print(sorted(m for m in sys.modules if m.startswith('zigai.pricing')))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]"

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from zigai.control import RunControl
     from zigai.messages import Message, ResponseMessage, ToolCallPart
     from zigai.model import ModelRequest
+    from zigai.pricing import PriceTable
     from zigai.usage import RunUsage
 
 __all__ = [
@@ -120,7 +121,7 @@ class RunInfo(NamedTuple):
     resumed: bool
     correlation: Correlation | None
     control: RunControl
-    price_table: Any = None  # the agent's zigai.pricing.PriceTable, or None
+    price_table: PriceTable | None = None  # the agent's table (a type-only import: no runtime cost)
 
 
 @runtime_checkable
