@@ -66,7 +66,7 @@ def test_text_run_returns_the_text_usage_and_owned_history() -> None:
         assert result.output == "hello there"
         assert result.output_name is None
         assert result.finish_reason is FinishReason.stop
-        assert result.usage == RunUsage(requests=1, input_tokens=7, output_tokens=2)
+        assert result.usage == RunUsage(requests=1, input_tokens=7, output_tokens=2, attempts=1)
         assert len(result.messages) == 2
         first = result.messages[0]
         assert isinstance(first, RequestMessage)
@@ -190,7 +190,7 @@ def test_usage_aggregates_requests_tokens_and_tool_calls() -> None:
         reply("done", usage=u),
     ])
     with Agent(script.model, tools=[echo]).run("go") as result:
-        assert result.usage == RunUsage(requests=2, tool_calls=2, input_tokens=6, output_tokens=2)
+        assert result.usage == RunUsage(requests=2, tool_calls=2, input_tokens=6, output_tokens=2, attempts=2)
 
 
 @pytest.mark.parametrize(

@@ -280,7 +280,7 @@ def test_a_conversation_keeps_messages_and_usage_across_visits() -> None:
     assert conversation.runs == 3 and len(conversation.messages) == 6
     assert [m.parts[-1].content for m in conversation.messages[1::2]] == [
         "seen 1 messages", "seen 3 messages", "seen 5 messages"]
-    assert conversation.usage == RunUsage(requests=3, input_tokens=1 + 3 + 5, output_tokens=3)
+    assert conversation.usage == RunUsage(requests=3, input_tokens=1 + 3 + 5, output_tokens=3, attempts=3)
 
 
 def test_a_conversation_survives_a_snapshot_round_trip() -> None:

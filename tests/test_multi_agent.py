@@ -84,13 +84,17 @@ def test_three_agents_delegation_and_handoff_report_exact_usage_depths_and_ids()
     ]
     usages = [r.usage for r in session.records]
     assert usages == [
-        RunUsage(requests=2, tool_calls=1, input_tokens=30, output_tokens=5),
-        RunUsage(requests=1, input_tokens=5, output_tokens=1),
-        RunUsage(requests=1, input_tokens=7, output_tokens=1),
-        RunUsage(requests=1, tool_calls=1, input_tokens=3, output_tokens=2),  # captured although it failed
+        RunUsage(requests=2, tool_calls=1, input_tokens=30, output_tokens=5, attempts=2),
+        RunUsage(requests=1, input_tokens=5, output_tokens=1, attempts=1),
+        RunUsage(requests=1, input_tokens=7, output_tokens=1, attempts=1),
+        # captured although it failed, with the failed attempt counted
+        RunUsage(requests=1, tool_calls=1, input_tokens=3, output_tokens=2, attempts=2),
     ]
-    assert session.usage == RunUsage(requests=5, tool_calls=2, input_tokens=45, output_tokens=9)
+    assert session.usage == RunUsage(requests=5, tool_calls=2, input_tokens=45, output_tokens=9, attempts=6)
     assert session.usage == usages[0] + usages[1] + usages[2] + usages[3]
+    assert all(u is not None and u.run_time_ns > 0 and u.provider_time_ns > 0 for u in usages)
+    assert session.usage.run_time_ns == sum(u.run_time_ns for u in usages if u is not None)
+    assert session.usage.provider_time_ns == sum(u.provider_time_ns for u in usages if u is not None)
 
 
 def test_the_same_program_yields_the_same_identities() -> None:

@@ -107,3 +107,29 @@ def test_run_usage_incr_rejects_non_request_usage() -> None:
 def test_empty_request_usage() -> None:
     assert RequestUsage().is_empty()
     assert not RequestUsage(output_tokens=1).is_empty()
+
+
+@pytest.mark.parametrize("name", ["attempts", "provider_time_ns", "run_time_ns"])
+@pytest.mark.parametrize("bad", [-1, 1.5, True])
+def test_run_timing_counters_are_non_negative_ints(name: str, bad: object) -> None:
+    with pytest.raises(InvalidUsage, match=name):
+        RunUsage(**{name: bad})  # type: ignore[arg-type]
+    with pytest.raises(InvalidUsage, match=name):
+        RunUsage().with_timing(**{name: bad})  # type: ignore[arg-type]
+
+
+def test_run_timing_accumulates_through_every_operation_and_is_not_part_of_equality() -> None:
+    base = RunUsage(requests=1, attempts=2, provider_time_ns=30, run_time_ns=100, details={"x": 1})
+    grown = base.incr(RequestUsage(output_tokens=2), attempts=3, provider_time_ns=7)
+    assert (grown.requests, grown.attempts, grown.provider_time_ns, grown.run_time_ns) == (2, 5, 37, 100)
+    assert grown.details == {"x": 1}
+    timed = grown.with_timing(attempts=1, provider_time_ns=3, run_time_ns=50).with_tool_calls(2)
+    assert (timed.attempts, timed.provider_time_ns, timed.run_time_ns, timed.tool_calls) == (6, 40, 150, 2)
+    total = base + timed
+    assert (total.attempts, total.provider_time_ns, total.run_time_ns, total.requests) == (8, 70, 250, 3)
+    # durations are measurements: equal work compares (and hashes) equal, attempts do not
+    same_work = RunUsage(requests=1, attempts=2, details={"x": 1})
+    assert base == same_work and hash(base) == hash(same_work)
+    assert base != RunUsage(requests=1, attempts=3, details={"x": 1})
+    assert RunUsage(run_time_ns=1_500_000_000).run_time_s == 1.5
+    assert RunUsage(provider_time_ns=250_000_000).provider_time_s == 0.25

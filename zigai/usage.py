@@ -18,6 +18,13 @@ Invariants (checked on construction, so an inconsistent value cannot exist):
 Both types are immutable values.  Aggregation never mutates: ``a + b`` and
 ``run.incr(request)`` return new values, and ``details`` are summed per name.
 Pricing (``zigai.pricing``) reads these counters; it is not part of this module.
+
+:class:`RunUsage` also records the run's work besides tokens: ``attempts`` (every provider
+attempt, including failed and retried ones, so ``attempts >= requests`` for an agent run),
+``provider_time_ns`` (time spent waiting on the provider across all attempts) and
+``run_time_ns`` (wall time of the run's invocations).  The two durations are measurements,
+not counts: they are summed like the counters but take no part in ``==`` or ``hash``, so
+two runs that did the same work compare equal however long they took.
 """
 
 from __future__ import annotations
@@ -165,12 +172,17 @@ class RequestUsage:
         )
 
 
+#: RunUsage's non-token counters (each a plain int >= 0, summed by ``+``).
+_RUN_FIELDS = ("requests", "tool_calls", "attempts", "provider_time_ns", "run_time_ns")
+
+
 @dataclass(frozen=True, slots=True)
 class RunUsage:
     """Aggregate usage of a run: token counters summed over requests, plus call counts.
 
-    Immutable: use ``run.incr(request_usage)`` (one more model request) or
-    ``run.with_tool_calls(n)`` / ``run + other`` to obtain a new value.
+    Immutable: use ``run.incr(request_usage)`` (one more model request),
+    ``run.with_tool_calls(n)``, ``run.with_timing(...)`` or ``run + other`` to obtain a new
+    value.  ``provider_time_ns`` and ``run_time_ns`` are excluded from equality and hashing.
     """
 
     requests: int = 0
@@ -183,10 +195,13 @@ class RunUsage:
     output_audio_tokens: int = 0
     reasoning_tokens: int = 0
     details: UsageDetails = field(default_factory=UsageDetails)
+    attempts: int = 0
+    provider_time_ns: int = field(default=0, compare=False)
+    run_time_ns: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        _check_count("requests", self.requests)
-        _check_count("tool_calls", self.tool_calls)
+        for name in _RUN_FIELDS:
+            _check_count(name, getattr(self, name))
         _validate_tokens(self)
 
     @property
@@ -194,15 +209,40 @@ class RunUsage:
         """Always ``input_tokens + output_tokens``."""
         return self.input_tokens + self.output_tokens
 
-    def incr(self, usage: RequestUsage, *, requests: int = 1) -> RunUsage:
-        """Return a new RunUsage with ``usage`` added and ``requests`` more model requests."""
+    @property
+    def provider_time_s(self) -> float:
+        """``provider_time_ns`` in seconds."""
+        return self.provider_time_ns / 1e9
+
+    @property
+    def run_time_s(self) -> float:
+        """``run_time_ns`` in seconds."""
+        return self.run_time_ns / 1e9
+
+    def incr(
+        self, usage: RequestUsage, *, requests: int = 1, attempts: int = 0, provider_time_ns: int = 0,
+    ) -> RunUsage:
+        """Return a new RunUsage with ``usage`` added and ``requests`` more model requests.
+
+        ``attempts`` and ``provider_time_ns`` are the provider attempts (and their time) that
+        produced those requests; the agent passes them, so one value is built per response.
+        """
         if not isinstance(usage, RequestUsage):
             raise InvalidUsage(f"incr expects a RequestUsage, got {type(usage).__name__}")
         return RunUsage(
-            requests=self.requests + requests,
-            tool_calls=self.tool_calls,
-            **{name: getattr(self, name) + getattr(usage, name) for name in _TOKEN_FIELDS},
-            details=self.details + usage.details,
+            self.requests + requests,
+            self.tool_calls,
+            self.input_tokens + usage.input_tokens,
+            self.output_tokens + usage.output_tokens,
+            self.cache_write_tokens + usage.cache_write_tokens,
+            self.cache_read_tokens + usage.cache_read_tokens,
+            self.input_audio_tokens + usage.input_audio_tokens,
+            self.output_audio_tokens + usage.output_audio_tokens,
+            self.reasoning_tokens + usage.reasoning_tokens,
+            self.details + usage.details if usage.details else self.details,
+            self.attempts + attempts,
+            self.provider_time_ns + provider_time_ns,
+            self.run_time_ns,
         )
 
     def with_tool_calls(self, count: int = 1) -> RunUsage:
@@ -212,15 +252,26 @@ class RunUsage:
         values["tool_calls"] = self.tool_calls + count
         return RunUsage(**values)
 
+    def with_timing(self, *, attempts: int = 0, provider_time_ns: int = 0, run_time_ns: int = 0) -> RunUsage:
+        """Return a new RunUsage with more provider attempts, provider time and run time."""
+        for name, value in (
+            ("attempts", attempts), ("provider_time_ns", provider_time_ns), ("run_time_ns", run_time_ns)
+        ):
+            _check_count(name, value)
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["attempts"] = self.attempts + attempts
+        values["provider_time_ns"] = self.provider_time_ns + provider_time_ns
+        values["run_time_ns"] = self.run_time_ns + run_time_ns
+        return RunUsage(**values)
+
     def __add__(self, other: RunUsage) -> RunUsage:
         if not isinstance(other, RunUsage):
             return NotImplemented
-        return RunUsage(
-            requests=self.requests + other.requests,
-            tool_calls=self.tool_calls + other.tool_calls,
+        return RunUsage(**{
+            **{name: getattr(self, name) + getattr(other, name) for name in _RUN_FIELDS},
             **{name: getattr(self, name) + getattr(other, name) for name in _TOKEN_FIELDS},
-            details=self.details + other.details,
-        )
+            "details": self.details + other.details,
+        })
 
     def as_request_usage(self) -> RequestUsage:
         """The token counters alone, as one RequestUsage (useful for pricing a whole run)."""

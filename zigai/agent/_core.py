@@ -135,6 +135,11 @@ class RunCore:
         self.messages: list[Message] = list(history)
         self.new_start = len(history)
         self.usage = RunUsage()
+        # Provider attempts (and their time) not yet folded into usage: a response folds
+        # them in with its tokens (one RunUsage per response); the run's end folds the rest.
+        self.pending_attempts = 0
+        self.pending_provider_ns = 0
+        self._usage_settled = False
         self.instructions: tuple[str, ...] = ()
         self.output_retries = 0
         self.tool_retries: dict[str, int] = {}
@@ -220,6 +225,22 @@ class RunCore:
             self.info = self._make_info()
             self.fire(RunStart(self.info, len(self.messages)))
 
+    def settle_usage(self) -> RunUsage:
+        """Fold the unanswered attempts and this invocation's run time into usage (once).
+
+        A resumed run's usage starts from the paused state's, so its times and attempts
+        continue the earlier invocation's rather than restarting.
+        """
+        if not self._usage_settled:
+            self._usage_settled = True
+            elapsed_ns = int((time.perf_counter() - self.started_at) * 1e9)
+            self.usage = self.usage.with_timing(
+                attempts=self.pending_attempts, provider_time_ns=self.pending_provider_ns,
+                run_time_ns=elapsed_ns,
+            )
+            self.pending_attempts = self.pending_provider_ns = 0
+        return self.usage
+
     def finish(self, outcome: Any, output: Any) -> None:
         """The run ended without error: deliver ``run_end`` (never after ``run_error``).
 
@@ -248,6 +269,7 @@ class RunCore:
         if self._ended or not self._begun:
             return
         self._ended = True
+        self.settle_usage()
         if self.hooks:
             streaming = self._streaming
             if streaming is not None:

@@ -87,11 +87,15 @@ class _Attempts:
             if run.hooks:
                 run.fire(RequestStart(run.info, self.number, number, current, self.stream))
             self.started = time.perf_counter()
+            sent_ns = time.perf_counter_ns()
             try:
                 return send(current)
             except BaseException as exc:
                 self.failed = exc
                 raise
+            finally:
+                run.pending_attempts += 1
+                run.pending_provider_ns += time.perf_counter_ns() - sent_ns
 
         try:
             if policy is None:
@@ -147,7 +151,12 @@ def request_buffered(run: RunCore) -> ResponseMessage:
     if run.agent.retry_policy is None and not run.profile.idempotency_header:
         if run.hooks:
             return _request_once_hooked(run, request)
-        response = model.request(request)
+        sent_ns = time.perf_counter_ns()
+        try:
+            response = model.request(request)
+        finally:
+            run.pending_attempts += 1
+            run.pending_provider_ns += time.perf_counter_ns() - sent_ns
         run.control.check()  # a response that arrives after the deadline is discarded
         return response
     attempts = _Attempts(run, request, stream=False)
@@ -168,7 +177,11 @@ def _request_once_hooked(run: RunCore, request: ModelRequest) -> ResponseMessage
     run.fire(RequestStart(info, number, 1, request, False))
     started = time.perf_counter()
     try:
-        response = run.model.request(request)
+        try:
+            response = run.model.request(request)
+        finally:
+            run.pending_attempts += 1
+            run.pending_provider_ns += int((time.perf_counter() - started) * 1e9)
         run.control.check()
     except BaseException as exc:
         run.fire_failure(RequestError(
@@ -183,7 +196,7 @@ def _request_once_hooked(run: RunCore, request: ModelRequest) -> ResponseMessage
 class StreamingRequest:
     """One open model stream of a run: opened (with retries) lazily, pulled one event per step."""
 
-    __slots__ = ("stream", "_events", "first", "deriver", "guard", "_attempts")
+    __slots__ = ("stream", "_events", "first", "deriver", "guard", "_attempts", "_run")
 
     def __init__(self, run: RunCore) -> None:
         request = run.request
@@ -204,24 +217,33 @@ class StreamingRequest:
                 raise
             return stream, events, first
 
+        self._run = run
         self._attempts = _Attempts(run, request, stream=True)
         self.stream, self._events, self.first = self._attempts.call(open_stream, self.guard)
 
     def next(self) -> ModelStreamEvent | None:
+        """The stream's next event; the wait for it counts as provider time."""
         assert self._events is not None
+        pulled_ns = time.perf_counter_ns()
         try:
             return next(self._events, None)
         except BaseException as exc:
             self._attempts.late(exc)
             raise
+        finally:
+            self._run.pending_provider_ns += time.perf_counter_ns() - pulled_ns
 
     def finish(self, control_check: Callable[[], None]) -> ResponseMessage:
         """The exhausted stream's response (checked against the run control); closes it."""
         stream, self.stream = self.stream, None
         assert stream is not None
+        finished_ns = time.perf_counter_ns()
         try:
-            response = stream.response()
-            stream.close()
+            try:
+                response = stream.response()
+                stream.close()
+            finally:
+                self._run.pending_provider_ns += time.perf_counter_ns() - finished_ns
             control_check()
         except BaseException as exc:
             stream.close()

@@ -157,6 +157,7 @@ def _usage_json(usage: RunUsage) -> dict[str, Any]:
         for name in (
             "requests", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
             "cache_read_tokens", "input_audio_tokens", "output_audio_tokens", "reasoning_tokens",
+            *_USAGE_TIMING_KEYS,
         )
     }
     fields["details"] = dict(usage.details)
@@ -240,11 +241,13 @@ def _str(value: Any, path: str) -> str:
     return value
 
 
-def _obj(value: Any, path: str, keys: frozenset[str]) -> dict[str, Any]:
+def _obj(
+    value: Any, path: str, keys: frozenset[str], optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _fail(f"{path} must be an object")
     missing = keys - value.keys()
-    extra = value.keys() - keys
+    extra = value.keys() - keys - optional
     if missing or extra:
         raise _fail(f"{path}: missing {sorted(missing)}, unknown {sorted(extra)}")
     return value
@@ -262,6 +265,9 @@ _STATE_KEYS = frozenset({
 })
 _ENVELOPE_KEYS = frozenset({"version", "kind", "digest", "state"})
 _CALL_KEYS = frozenset({"tool_call_id", "tool_name", "args", "execution", "approval"})
+#: Usage timing written since attempts/provider time/run time exist; a document written
+#: before them omits the keys and reads as zero.
+_USAGE_TIMING_KEYS = ("attempts", "provider_time_ns", "run_time_ns")
 _USAGE_KEYS = frozenset({
     "requests", "tool_calls", "input_tokens", "output_tokens", "cache_write_tokens",
     "cache_read_tokens", "input_audio_tokens", "output_audio_tokens", "reasoning_tokens", "details",
@@ -319,7 +325,7 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
             decode_message(item, f"state.pending_messages[{i}]")
             for i, item in enumerate(_list(body["pending_messages"], "state.pending_messages"))
         )
-        raw_usage = _obj(body["usage"], "state.usage", _USAGE_KEYS)
+        raw_usage = _obj(body["usage"], "state.usage", _USAGE_KEYS, frozenset(_USAGE_TIMING_KEYS))
         details = raw_usage["details"]
         if not isinstance(details, dict):
             raise _fail("state.usage.details must be an object")

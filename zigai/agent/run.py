@@ -408,7 +408,10 @@ class AgentRun(RunCore):
             raise InvalidAgentConfiguration(
                 f"model.request returned {type(response).__name__}, not a ResponseMessage"
             )
-        self.usage = self.usage.incr(response.usage)
+        self.usage = self.usage.incr(
+            response.usage, attempts=self.pending_attempts, provider_time_ns=self.pending_provider_ns,
+        )
+        self.pending_attempts = self.pending_provider_ns = 0
         self._check_token_limits()
         self.messages.append(response)
         self.response = response
@@ -484,7 +487,7 @@ class AgentRun(RunCore):
         pending = self.queue.take_and_close() if self.queue is not None else ()
         messages = tuple(self.messages)
         state = PausedState(
-            messages, self.new_start, self.instructions, self.usage, self.output_retries,
+            messages, self.new_start, self.instructions, self.settle_usage(), self.output_retries,
             dict(self.tool_retries), waiting, pending,
         )
         state_json = encode_paused_state(state, key=self.agent.state_key)
@@ -514,6 +517,7 @@ class AgentRun(RunCore):
         if self._sink is not None:
             self.emit(FinalResultEvent(self.final_output, self.final_json, self.final_name))
         messages = tuple(self.messages)
+        self.settle_usage()
         if self.typed:
             self.result = TypedResult(
                 self.final_output, self.final_json, messages, self.new_start, self.usage,
