@@ -320,6 +320,72 @@ def test_approval_stage_retry_and_refusal_settle_the_call_without_pausing() -> N
     assert RAN == [{"city": "Oslo"}]
 
 
+class CanonicalCity(Policy):
+    """An arguments stage: capitalizes the city, sends back an empty one, refuses 'Forbidden'."""
+
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def arguments(self, ctx: ToolPolicyContext, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.log.append(f"arguments {arguments['city']}")
+        if not arguments["city"]:
+            raise ModelRetry("name a city")
+        if arguments["city"] == "forbidden":
+            raise ToolRefused("not that one")
+        return {**arguments, "city": str(arguments["city"]).capitalize()}
+
+
+class LoggedApproval(Policy):
+    def __init__(self, log: list[str]) -> None:
+        self.log = log
+
+    def approval(self, ctx: ToolPolicyContext, arguments: Mapping[str, Any]) -> bool:
+        self.log.append(f"approval {arguments['city']}")
+        return arguments["city"] == "Oslo"
+
+
+def test_approval_sees_the_arguments_after_the_arguments_stage_which_runs_once() -> None:
+    log: list[str] = []
+    _, parts = _run([CanonicalCity(log), LoggedApproval(log)], '{"city":"rome"}')
+    assert log == ["arguments rome", "approval Rome"]  # transformed before approval; not re-run
+    assert [p.content for p in parts] == ["sunny in Rome"] and RAN == [{"city": "Rome"}]
+    seen: list[Any] = []
+    agent = Agent(FunctionModel(ScriptedCalls('{"city":"oslo"}')), tools=[weather_tool()],
+                  tool_policies=[CanonicalCity(log)],
+                  tool_approval=lambda ctx, name, args: seen.append(dict(args)) or False)
+    agent.run("go").close()
+    assert seen == [{"city": "Oslo"}]  # Agent.tool_approval is an approval stage too
+
+
+def test_an_arguments_stage_retry_or_refusal_never_reaches_approval_and_spends_the_budget() -> None:
+    log: list[str] = []
+    _, parts = _run([CanonicalCity(log), LoggedApproval(log)], '{"city":""}', '{"city":"forbidden"}',
+                    '{"city":"rome"}', tool=weather_tool(max_retries=1))
+    assert log == ["arguments ", "arguments forbidden", "arguments rome", "approval Rome"]
+    assert [(type(p).__name__, p.content) for p in parts] == [
+        ("RetryPromptPart", "name a city"), ("ToolReturnPart", "not that one"), ("ToolReturnPart", "sunny in Rome"),
+    ]
+    log.clear()
+    with pytest.raises(ToolRetriesExceeded):
+        _run([CanonicalCity(log), LoggedApproval(log)], '{"city":""}', '{"city":""}',
+             tool=weather_tool(max_retries=1))
+    assert log == ["arguments ", "arguments "]
+    assert RAN == [{"city": "Rome"}]  # only the first run's call ever ran
+
+
+def test_a_paused_call_approved_on_the_transformed_arguments_runs_with_them() -> None:
+    log: list[str] = []
+    agent = Agent(FunctionModel(ScriptedCalls('{"city":"oslo"}')), tools=[weather_tool()],
+                  tool_policies=[CanonicalCity(log), LoggedApproval(log)])
+    with agent.run_until_pause("go") as outcome:
+        assert outcome.paused is not None
+        state_json = outcome.paused.state_json
+    assert log == ["arguments oslo", "approval Oslo"] and RAN == []
+    with agent.resume_run(state_json, [ResumeDecision.approve("c0")]) as resumed:
+        assert resumed.result is not None and resumed.result.output == "done"
+    assert RAN == [{"city": "Oslo"}]
+
+
 def test_the_call_stage_runs_after_a_resumed_approval() -> None:
     class Audit(ApproveAbroad):
         calls: list[str] = []

@@ -176,7 +176,9 @@ class RunCore:
         self.policies: PolicyStages = agent._cached(
             ("policies",), lambda: PolicyStages(tuple(agent.tool_policies))
         )
-        # Calls a policy's approval stage already settled (retry or refusal) this step.
+        # Per call id, what dynamic approval already settled this step: a policy retry or
+        # refusal (the call does not run), or the arguments after the arguments stage (which
+        # then does not run twice).
         self.policy_verdicts: dict[str, Any] = {}
 
     # -- lifecycle hooks ---------------------------------------------------------------------

@@ -164,13 +164,27 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
 def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
     """Dynamic approval of a call with valid arguments: ``Agent.tool_approval``, then policies.
 
-    A policy's approval stage that retries or refuses settles the call instead: the verdict
-    is kept in ``run.policy_verdicts`` for the tool step, and the call does not wait.
+    The spec's stage order holds: the policies' arguments stage runs first, so approval sees
+    the validated, transformed arguments (kept in ``run.policy_verdicts`` so the tool step
+    does not run that stage again).  An arguments or approval stage that retries or refuses
+    settles the call instead: the verdict is kept for the tool step, the call does not wait,
+    and approval never sees a call whose arguments were sent back.
     """
     try:
         args = tool.validate_arguments(part.args)
     except InvalidToolArguments:
         return False  # invalid arguments become a retry prompt; approval never sees them
+    verdicts = run.policy_verdicts
+    if run.policies.arguments:
+        try:
+            args = check_arguments(run, run.policies.arguments, tool, part.tool_call_id, args)
+        except ModelRetry as exc:
+            verdicts[part.tool_call_id] = ("retry", str(exc))
+            return False
+        except ToolRefused as exc:
+            verdicts[part.tool_call_id] = ("refused", exc.reason)
+            return False
+        verdicts[part.tool_call_id] = ("args", args)
     approval = run.agent.tool_approval
     if approval is not None and call_bounded(
         approval, run.run_context(), part.tool_name, args.value, control=run.control,
@@ -183,9 +197,9 @@ def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
     try:
         return needs_approval(run, stages, tool, part.tool_call_id, args)
     except ModelRetry as exc:
-        run.policy_verdicts[part.tool_call_id] = ("retry", str(exc))
+        verdicts[part.tool_call_id] = ("retry", str(exc))
     except ToolRefused as exc:
-        run.policy_verdicts[part.tool_call_id] = ("refused", exc.reason)
+        verdicts[part.tool_call_id] = ("refused", exc.reason)
     return False
 
 
@@ -410,19 +424,23 @@ def _run_function_calls(
     for index, call in to_run:
         tool = run.step_tools[call.tool_name]
         limit = tool.max_retries if tool.max_retries is not None else agent.max_tool_retries
-        if verdicts and call.tool_call_id in verdicts:
-            _settle(parts, failures, index, call, limit, verdicts[call.tool_call_id])
+        checked = verdicts.get(call.tool_call_id) if verdicts else None
+        if checked is not None and checked[0] != "args":
+            _settle(parts, failures, index, call, limit, checked)
             continue
-        try:
-            args = tool.validate_arguments(call.args)
-        except InvalidToolArguments as exc:
-            message = str(exc)
-            parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
-            failures.append((call.tool_name, limit, message))
-            continue
+        if checked is not None:
+            args = checked[1]  # validated and through the arguments stage already
+        else:
+            try:
+                args = tool.validate_arguments(call.args)
+            except InvalidToolArguments as exc:
+                message = str(exc)
+                parts[index] = RetryPromptPart(message, tool_name=call.tool_name, tool_call_id=call.tool_call_id)
+                failures.append((call.tool_name, limit, message))
+                continue
         if stages.arguments or stages.call:
             try:
-                if stages.arguments:
+                if stages.arguments and checked is None:
                     args = check_arguments(run, stages.arguments, tool, call.tool_call_id, args)
                 answer = before_call(run, stages.call, tool, call.tool_call_id, args) if stages.call else None
             except ModelRetry as exc:
