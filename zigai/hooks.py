@@ -298,7 +298,10 @@ class ToolExecuteStart(NamedTuple):
 
 class ToolExecuteEnd(NamedTuple):
     """The scheduler finished the call: ``status`` is ``success``, ``retry``, ``timed_out``
-    or ``rejected`` (never started); ``duration_s`` is None for a call that never started."""
+    or ``rejected`` (never started).  ``duration_s`` is the call's own run time and
+    ``started_ns`` the wall-clock time (``time.time_ns()``) its thread started it — later than
+    the ``tool_execute_start`` hand-off when calls wait for a slot or run one after another;
+    both are None for a call that never started or whose thread lost its race."""
 
     run: RunInfo
     call: ToolCallPart
@@ -306,6 +309,7 @@ class ToolExecuteEnd(NamedTuple):
     content: Any
     retry_message: str | None
     duration_s: float | None
+    started_ns: int | None = None
 
     @property
     def kind(self) -> str:

@@ -553,6 +553,7 @@ def _run_batch_hooked(run: RunCore, scheduled: list[ScheduledCall]) -> list[Any]
     for sc, result in zip(scheduled, results, strict=True):
         run.fire(ToolExecuteEnd(
             info, sc.call, result.status, result.content, result.retry_message, result.duration_s,
+            result.started_ns,
         ))
     return results
 

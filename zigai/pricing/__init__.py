@@ -5,7 +5,9 @@
   tokens); ``None`` rates are unknown, never zero;
 * :class:`PriceTable` -- an immutable ``(provider, model_id) -> ModelPrice``
   snapshot with a ``version``, exact/alias/prefix lookup carried in its data,
-  and ``estimate(provider, model, usage) -> UsageCost | None``.
+  and ``estimate(provider, model, usage) -> UsageCost | None``;
+* :func:`reported_cost` -- the cost a provider reported for one response (adapters record
+  it under ``provider_details[REPORTED_COST_KEY]``), or None.
 
 The built-in table is **opt-in**: nothing is loaded by ``import zigai`` or
 ``import zigai.pricing``.  :func:`builtin` loads and caches it on first call, and
@@ -23,11 +25,20 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from zigai.pricing.cost import NANO_PER_USD, TOKENS_PER_MTOK, InvalidPrice, ModelPrice, UsageCost
+from zigai.pricing.cost import (
+    NANO_PER_USD,
+    REPORTED_COST_KEY,
+    TOKENS_PER_MTOK,
+    InvalidPrice,
+    ModelPrice,
+    UsageCost,
+    reported_cost,
+)
 from zigai.pricing.table import InvalidPriceTable, PriceTable
 
 __all__ = [
     "NANO_PER_USD",
+    "REPORTED_COST_KEY",
     "TOKENS_PER_MTOK",
     "InvalidPrice",
     "InvalidPriceTable",
@@ -36,6 +47,7 @@ __all__ = [
     "UsageCost",
     "builtin",
     "builtin_version",
+    "reported_cost",
 ]
 
 _builtin_lock = threading.Lock()

@@ -45,14 +45,18 @@ estimate is the token charge only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from zigai.errors import MessageError
 from zigai.usage import InvalidUsage, RequestUsage, RunUsage
 
-__all__ = ["InvalidPrice", "ModelPrice", "UsageCost", "NANO_PER_USD", "TOKENS_PER_MTOK"]
+__all__ = [
+    "InvalidPrice", "ModelPrice", "UsageCost", "NANO_PER_USD", "TOKENS_PER_MTOK", "REPORTED_COST_KEY",
+    "reported_cost",
+]
 
 NANO_PER_USD = 1_000_000_000
 TOKENS_PER_MTOK = 1_000_000
@@ -97,6 +101,30 @@ def nano_from_usd(value: UsdAmount, what: str = "amount") -> int:
     if remainder:
         raise InvalidPrice(f"{what} {value!r} is finer than one nano-USD")
     return quotient
+
+
+#: The ``ResponseMessage.provider_details`` key under which an adapter records the cost the
+#: provider itself reported for the request: USD as an exact decimal string.
+REPORTED_COST_KEY = "reported_cost_usd"
+
+
+def reported_cost(response: Any) -> UsageCost | None:
+    """The provider-reported cost of one response, rounded half-even to whole nano-USD.
+
+    Reads ``response.provider_details[REPORTED_COST_KEY]`` (set by adapters whose provider
+    reports a cost, e.g. OpenRouter's ``usage.cost``); None when the provider reported none.
+    """
+    details = getattr(response, "provider_details", None)
+    value = details.get(REPORTED_COST_KEY) if isinstance(details, Mapping) else None
+    if value is None:
+        return None
+    try:
+        amount = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    if not amount.is_finite() or amount < 0:
+        return None
+    return UsageCost(int((amount * NANO_PER_USD).to_integral_value(ROUND_HALF_EVEN)))
 
 
 def _usd_decimal(nano: int) -> Decimal:

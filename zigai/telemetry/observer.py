@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from zigai.pricing import PriceTable, UsageCost
+from zigai.pricing import PriceTable, UsageCost, reported_cost
 from zigai.telemetry.records import (
     AttributeValue,
     ContentPolicy,
@@ -47,6 +47,7 @@ from zigai.telemetry.records import (
     TraceParent,
     new_span_id,
     new_trace_id,
+    semconv_provider_name,
 )
 
 __all__ = ["Exporter", "InMemoryExporter", "Telemetry"]
@@ -157,6 +158,7 @@ class _Open:
 class _Run:
     agent: _Open
     base: dict[str, AttributeValue]
+    provider_name: str  # zigai's own name (price tables are keyed by it)
     chats: dict[tuple[int, int], _Open] = field(default_factory=dict)
     tools: dict[str, _Open] = field(default_factory=dict)
     cost_nano: int | None = None  # None: nothing priced yet
@@ -174,9 +176,9 @@ class Telemetry:
     ``exporter`` receives spans and points (default: a fresh :class:`InMemoryExporter`,
     kept as ``self.exporter``).  ``content`` is the :class:`ContentPolicy` (off by default).
     ``price_table`` estimates cost per response (default: the agent's ``price_table``);
-    ``reported_cost`` — given the response —
-    returns a provider-reported :class:`~zigai.pricing.UsageCost` or None and wins over the
-    table.  ``parent`` nests every run under a trace parent when the run's
+    ``reported_cost`` — given the response — returns a provider-reported
+    :class:`~zigai.pricing.UsageCost` or None and wins over the table (default:
+    :func:`zigai.pricing.reported_cost`, the cost the adapter decoded from the provider).  ``parent`` nests every run under a trace parent when the run's
     ``Correlation.trace_parent`` does not name one.  ``fail_closed`` turns exporter
     failures into :class:`TelemetryExportFailed`.
     """
@@ -263,7 +265,10 @@ class Telemetry:
         if correlation is not None and correlation.trace_parent is not None:
             parent = TraceParent.parse(correlation.trace_parent)
         base: dict[str, AttributeValue] = {
-            "gen_ai.provider.name": info.provider_name, "gen_ai.request.model": info.model_name}
+            "gen_ai.provider.name": semconv_provider_name(info.provider_name),
+            "gen_ai.request.model": info.model_name}
+        if base["gen_ai.provider.name"] != info.provider_name:
+            base["zigai.provider.name"] = info.provider_name  # the name price tables know
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "invoke_agent", **base,
             "zigai.run.id": info.run_id, "zigai.run.streaming": info.streaming,
@@ -279,7 +284,7 @@ class Telemetry:
                       parent.trace_id if parent else new_trace_id(), new_span_id(),
                       parent.span_id if parent else None, parent is not None,
                       parent.trace_flags if parent else 1, time.time_ns(), attributes)
-        run = _Run(agent, base, price_table=info.price_table)
+        run = _Run(agent, base, info.provider_name, price_table=info.price_table)
         with self._lock:
             self._runs[info.run_id] = run
         self._start(agent)
@@ -289,10 +294,13 @@ class Telemetry:
             run = self._runs.pop(event.run.run_id, None)
         if run is None:
             return
+        tools = set(map(id, run.tools.values()))  # tool spans are exported only when they end
         for span in [*run.chats.values(), *run.tools.values()]:
             # spans a failure left open (e.g. a cancelled stream) end with the run's error
             span.status = "error"
             span.attributes["error.type"] = _error_type(error) if error is not None else "_OTHER"
+            if id(span) in tools:
+                self._start(span)
             self._end(span)
         agent = run.agent
         usage = event.usage
@@ -391,10 +399,11 @@ class Telemetry:
         self._end(span)
 
     def _cost(self, run: _Run, response: Any, model: str) -> UsageCost | None:
-        cost = self.reported_cost(response) if self.reported_cost is not None else None
+        report = self.reported_cost if self.reported_cost is not None else reported_cost
+        cost = report(response)
         table = self.price_table if self.price_table is not None else run.price_table
         if cost is None and table is not None:
-            cost = table.estimate(str(run.base["gen_ai.provider.name"]), model, response.usage)
+            cost = table.estimate(run.provider_name, model, response.usage)
         if cost is None:
             run.cost_unknown = True
         else:
@@ -440,9 +449,9 @@ class Telemetry:
             "gen_ai.tool.call.id": call.tool_call_id, "gen_ai.tool.type": "function"}
         if self.content.capture:
             attributes["gen_ai.tool.call.arguments"] = self.content.render(event.arguments)
-        span = self._child(run, f"execute_tool {call.tool_name}", "internal", attributes)
-        run.tools[call.tool_call_id] = span
-        self._start(span)
+        # exported when the call ends: only then is the time its thread really started known
+        run.tools[call.tool_call_id] = self._child(
+            run, f"execute_tool {call.tool_name}", "internal", attributes)
 
     def _tool_end(self, event: Any) -> None:
         run = self._state(event)
@@ -456,9 +465,14 @@ class Telemetry:
             result = event.content if event.retry_message is None else event.retry_message
             span.attributes["gen_ai.tool.call.result"] = self.content.render(result)
         self._tool_metric(span, event.status)
-        # the call's own measured duration, not the (ordered) delivery time of this event
-        duration = event.duration_s or 0.0
-        self._end(span, span.start_ns + int(duration * 1e9))
+        # the call's own start and measured duration, not the (ordered) delivery time of the
+        # events: sequential or queued calls start after the hand-off
+        end_ns = None
+        if event.started_ns is not None and event.duration_s is not None:
+            span.start_ns = max(span.start_ns, event.started_ns)
+            end_ns = span.start_ns + int(event.duration_s * 1e9)
+        self._start(span)
+        self._end(span, end_ns)
 
     def _tool_error(self, event: Any) -> None:
         run = self._state(event)
@@ -471,6 +485,7 @@ class Telemetry:
         span.status_description = (self.content.render(str(event.error)) if self.content.capture
                                    else _error_type(event.error))
         self._tool_metric(span, "error")
+        self._start(span)
         self._end(span)
 
     def _tool_metric(self, span: _Open, status: str) -> None:

@@ -37,10 +37,27 @@ __all__ = [
     "InvalidTelemetryConfig",
     "TelemetryExportFailed",
     "SEMCONV_VERSION",
+    "semconv_provider_name",
 ]
 
 SEMCONV_VERSION = "1.38.0"
 """The OpenTelemetry semantic-conventions release whose GenAI names this package follows."""
+
+#: zigai provider names whose ``gen_ai.provider.name`` well-known value is spelled differently.
+#: Names that already are well-known values (openai, anthropic, cohere, deepseek, groq,
+#: gcp.gen_ai, gcp.vertex_ai) and names with no well-known value pass through unchanged.
+_WELL_KNOWN_PROVIDER_NAMES = {
+    "xai": "x_ai",
+    "mistral": "mistral_ai",
+    "bedrock": "aws.bedrock",
+    "azure_openai": "azure.ai.openai",
+}
+
+
+def semconv_provider_name(provider_name: str) -> str:
+    """The ``gen_ai.provider.name`` value for a zigai provider name (well-known where one exists)."""
+    return _WELL_KNOWN_PROVIDER_NAMES.get(provider_name, provider_name)
+
 
 AttributeValue = str | bool | int | float | tuple[str, ...] | tuple[int, ...] | tuple[float, ...]
 

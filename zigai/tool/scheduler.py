@@ -164,8 +164,9 @@ class ScheduledCall:
 class ToolCallResult:
     """The outcome of one call; ``retry_message`` is set for every status but success.
 
-    ``duration_s`` is the call's own run time, measured by the thread that ran it (None for a
-    call that never ran or whose thread lost its race).
+    ``duration_s`` is the call's own run time, measured by the thread that ran it, and
+    ``started_ns`` the wall-clock time (``time.time_ns()``) it started there; both None for a
+    call that never ran or whose thread lost its race.
     """
 
     tool_call_id: str
@@ -175,6 +176,7 @@ class ToolCallResult:
     retry_message: str | None = None
     follow_up_messages: tuple[RequestMessage, ...] = ()
     duration_s: float | None = None
+    started_ns: int | None = None
 
 
 def _result(sc: ScheduledCall, status: ToolCallStatus, message: str) -> ToolCallResult:
@@ -196,9 +198,10 @@ def _timed_out_message(sc: ScheduledCall, timeout_ms: int | None) -> str:
 
 def execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> ToolCallResult:
     """Run one call on this thread; classify recoverable outcomes, let fatal ones propagate."""
+    started_ns = time.time_ns()
     started = time.perf_counter()
     result = _execute_call(sc, ctx, limits)
-    return replace(result, duration_s=time.perf_counter() - started)
+    return replace(result, duration_s=time.perf_counter() - started, started_ns=started_ns)
 
 
 def _execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) -> ToolCallResult:

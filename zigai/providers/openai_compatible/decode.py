@@ -23,6 +23,7 @@ Invariants
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
+from zigai.pricing.cost import REPORTED_COST_KEY
 from zigai.provider import ProviderResponseDecodeError
 from zigai.providers._wire import details_or_none
 from zigai.usage import InvalidUsage, RequestUsage
@@ -46,6 +48,7 @@ __all__ = [
     "decode_error",
     "decode_response",
     "decode_usage",
+    "reported_cost_usd",
     "finish_reason",
     "REASONING_FIELDS",
     "DETAIL_KEYS",
@@ -109,7 +112,7 @@ def decode_usage(raw: Any, path: str = "$.usage") -> RequestUsage:
     input_tokens = _int(raw.get("prompt_tokens")) or 0
     output_tokens = _int(raw.get("completion_tokens")) or 0
     details: dict[str, int] = {}
-    known = {"prompt_tokens", "completion_tokens", "total_tokens"}
+    known = {"prompt_tokens", "completion_tokens", "total_tokens", "cost"}  # cost is USD, not tokens
     for key, value in raw.items():
         if key in known:
             continue
@@ -145,6 +148,17 @@ def decode_usage(raw: Any, path: str = "$.usage") -> RequestUsage:
         )
     except InvalidUsage as exc:
         raise decode_error(f"inconsistent usage counters ({exc})", path=path) from None
+
+
+def reported_cost_usd(raw: Any, path: str = "$.usage") -> str | None:
+    """The provider-reported request cost (``usage.cost``, in USD, as OpenRouter reports it)
+    as an exact decimal string, or None when the usage has no cost."""
+    if not isinstance(raw, Mapping) or raw.get("cost") is None:
+        return None
+    cost = raw["cost"]
+    if isinstance(cost, bool) or not isinstance(cost, int | float) or not math.isfinite(cost) or cost < 0:
+        raise decode_error("usage.cost must be a finite non-negative number of USD", path=f"{path}.cost")
+    return repr(cost) if isinstance(cost, float) else str(cost)
 
 
 def _text(value: Any, path: str) -> str:
@@ -251,6 +265,9 @@ def _decode(value: Mapping[str, Any], provider_name: str, model_name: str | None
         for index, raw in enumerate(calls):
             parts.append(_tool_call(raw, f"$.choices[0].message.tool_calls[{index}]"))
     details = response_details(value, choice)
+    cost = reported_cost_usd(value.get("usage"))
+    if cost is not None:
+        details[REPORTED_COST_KEY] = cost
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
         details["refusal"] = refusal

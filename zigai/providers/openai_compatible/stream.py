@@ -46,6 +46,7 @@ from zigai.model import (
     ToolCallPartDelta,
 )
 from zigai.model.stream import GrowingParts
+from zigai.pricing.cost import REPORTED_COST_KEY
 from zigai.provider import ProviderLineStream, ProviderServerError, parse_provider_json
 from zigai.providers._wire import DecodedLineStream, details_or_none
 from zigai.providers.openai_compatible.decode import (
@@ -55,6 +56,7 @@ from zigai.providers.openai_compatible.decode import (
     decode_error,
     decode_usage,
     finish_reason,
+    reported_cost_usd,
     thinking_part,
 )
 from zigai.providers.sse import SseEvent
@@ -129,6 +131,9 @@ class StreamDecoder:
                 self.details[key] = chunk[key]
         if chunk.get("usage") is not None:
             self.usage = decode_usage(chunk["usage"], f"{path}.usage")
+            cost = reported_cost_usd(chunk["usage"], f"{path}.usage")
+            if cost is not None:
+                self.details[REPORTED_COST_KEY] = cost
         choices = chunk.get("choices", [])
         if choices is None:
             choices = []
