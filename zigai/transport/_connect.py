@@ -15,6 +15,11 @@ Invariants
       public and private records is a rebinding setup, not a load balancer to pick from).
     * Connections are made by these classes only; urllib3 is imported by the caller
       (:func:`pool_classes` takes the module) so importing this file imports no third party.
+    * A *reused* keep-alive connection whose peer closed or reset it before sending a single
+      response byte fails with :class:`StaleConnection` (the caller may retry that once on a
+      fresh connection); a fresh connection, or one that received any byte, never does.  The
+      first byte is detected exactly: the response peeks at its buffered reader before
+      http.client parses the status line, so a reset is told apart from a partial response.
 """
 
 from __future__ import annotations
@@ -33,7 +38,14 @@ from typing import Any
 from zigai.security import UrlPolicy
 from zigai.transport._guard import IoGuard, current_guard
 
-__all__ = ["Resolver", "open_socket", "pool_classes", "resolve"]
+__all__ = [
+    "Resolver",
+    "StaleConnection",
+    "fresh_connections",
+    "open_socket",
+    "pool_classes",
+    "resolve",
+]
 
 Resolver = Callable[[str], Iterable[str]]
 """A custom name resolver: host name -> IP address strings (IPv4 or IPv6)."""
@@ -42,6 +54,29 @@ Address = tuple[int, Any]  # (address family, sockaddr)
 
 _MAX_PARALLEL_LOOKUPS = 8
 _lookup_slots = threading.BoundedSemaphore(_MAX_PARALLEL_LOOKUPS)
+
+
+class StaleConnection(ConnectionResetError):
+    """A reused pooled connection the peer had already closed: no response byte arrived."""
+
+
+_reuse = threading.local()
+
+
+class fresh_connections:
+    """``with fresh_connections():`` makes this thread's requests skip idle pooled sockets."""
+
+    __slots__ = ("_previous",)
+
+    def __init__(self) -> None:
+        self._previous = False
+
+    def __enter__(self) -> None:
+        self._previous = getattr(_reuse, "fresh", False)
+        _reuse.fresh = True
+
+    def __exit__(self, *exc: object) -> None:
+        _reuse.fresh = self._previous
 
 
 def _literal(host: str, port: int) -> list[Address] | None:
@@ -174,11 +209,30 @@ def pool_classes(
     urllib3: Any, pin_policy: UrlPolicy | None, resolver: Resolver | None
 ) -> dict[str, type]:
     """urllib3 pool classes whose connections use :func:`open_socket` and the current guard."""
+    import http.client
+    import ssl
+
     from urllib3 import connection as u3_connection
     from urllib3 import connectionpool
     from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 
+    class _FirstByteResponse(http.client.HTTPResponse):
+        def begin(self) -> None:
+            if self.headers is None:  # not begun: nothing of this response was read yet
+                try:
+                    self.fp.peek(1)  # b"" (a clean close) makes http.client raise below
+                except (ConnectionResetError, ConnectionAbortedError, ssl.SSLEOFError) as exc:
+                    raise http.client.RemoteDisconnected(
+                        "the peer reset the connection before any response byte"
+                    ) from exc
+            super().begin()
+
     class _Guarded:
+        response_class: type[http.client.HTTPResponse] = _FirstByteResponse
+        # True while the current socket has already delivered a response head
+        _zigai_served = False
+        _zigai_reused = False
+
         def _new_conn(self: Any) -> socket.socket:
             guard = current_guard() or IoGuard(None, None, "")
             try:
@@ -199,13 +253,35 @@ def pool_classes(
             except OSError as exc:
                 raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
             sys.audit("http.client.connect", self, self.host, self.port)
+            self._zigai_served = False
             return sock
 
         def request(self: Any, *args: Any, **kwargs: Any) -> Any:
+            self._zigai_reused = self.sock is not None and self._zigai_served
             guard = current_guard()
             if guard is not None and self.sock is not None:
                 guard.attach(self.sock)  # a pooled connection starts a new request
-            return super().request(*args, **kwargs)  # type: ignore[misc]
+            try:
+                return super().request(*args, **kwargs)  # type: ignore[misc]
+            except ssl.SSLEOFError as exc:
+                if not self._zigai_reused:
+                    raise
+                # TLS reports a peer gone mid-write as EOF; as with a plain socket's EPIPE,
+                # urllib3 then reads whatever the peer answered and the read side decides
+                raise BrokenPipeError(errno.EPIPE, "the peer closed the connection") from exc
+
+        def getresponse(self: Any) -> Any:
+            try:
+                response = super().getresponse()  # type: ignore[misc]
+            except http.client.RemoteDisconnected as exc:
+                if self._zigai_reused:
+                    raise StaleConnection(
+                        "a reused keep-alive connection was closed by the peer before any "
+                        "response byte"
+                    ) from exc
+                raise
+            self._zigai_served = True
+            return response
 
     class GuardedHTTPConnection(_Guarded, u3_connection.HTTPConnection):
         pass
@@ -213,10 +289,17 @@ def pool_classes(
     class GuardedHTTPSConnection(_Guarded, u3_connection.HTTPSConnection):
         pass
 
-    class GuardedHTTPPool(connectionpool.HTTPConnectionPool):
+    class _FreshWhenAsked:
+        def _get_conn(self: Any, timeout: float | None = None) -> Any:
+            conn = super()._get_conn(timeout)  # type: ignore[misc]
+            if getattr(_reuse, "fresh", False) and conn.sock is not None:
+                conn.close()  # an idle pooled socket: reconnect instead
+            return conn
+
+    class GuardedHTTPPool(_FreshWhenAsked, connectionpool.HTTPConnectionPool):
         ConnectionCls = GuardedHTTPConnection
 
-    class GuardedHTTPSPool(connectionpool.HTTPSConnectionPool):
+    class GuardedHTTPSPool(_FreshWhenAsked, connectionpool.HTTPSConnectionPool):
         ConnectionCls = GuardedHTTPSConnection
 
     return {"http": GuardedHTTPPool, "https": GuardedHTTPSPool}

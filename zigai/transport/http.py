@@ -15,6 +15,11 @@ Invariants
       and only names encodings it can bound.
     * A connection is returned to the pool only after its body was read to the end; a response
       abandoned early (error, limit, early stop of a stream) is closed instead.
+    * Stale keep-alive: when a *reused* pooled connection fails because the peer closed or
+      reset it before any response byte arrived, the request is sent once more on a new
+      connection (the peer cannot have answered it).  A new connection that fails, or a
+      failure after any response byte, is never resent.  The resend is inside one
+      :meth:`send`/:meth:`stream_lines` call, under the same deadline and token.
     * Error messages carry the method and ``scheme://host:port/path`` only, never the query
       (which may hold a key), and never the request headers.
 
@@ -48,7 +53,7 @@ from typing import Any
 
 from zigai.control import Cancelled
 from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection
-from zigai.transport._connect import Resolver, pool_classes
+from zigai.transport._connect import Resolver, StaleConnection, fresh_connections, pool_classes
 from zigai.transport._guard import IoGuard, guarding
 from zigai.transport.base import (
     Headers,
@@ -335,17 +340,7 @@ class HttpTransport:
         guard = IoGuard(request.deadline, request.cancellation, target)
         try:
             with guarding(guard):
-                raw = self._pool.urlopen(
-                    request.method,
-                    request.url,
-                    body=request.body,
-                    headers=headers,
-                    redirect=False,
-                    retries=False,
-                    preload_content=False,
-                    decode_content=False,
-                    timeout=timeout,
-                )
+                raw = self._urlopen(request, headers, timeout, guard)
         except (self._urllib3.exceptions.HTTPError, OSError) as exc:
             guard.close()
             raise guard.failure() or _map_error(exc, target) from None
@@ -376,6 +371,33 @@ class HttpTransport:
             yield response
         finally:
             response.release()
+
+    def _urlopen(self, request: TransportRequest, headers: Any, timeout: Any, guard: IoGuard) -> Any:
+        """urllib3's response head; a stale reused connection is retried once on a new one."""
+        def attempt() -> Any:
+            return self._pool.urlopen(
+                request.method,
+                request.url,
+                body=request.body,
+                headers=headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+                decode_content=False,
+                timeout=timeout,
+            )
+
+        try:
+            return attempt()
+        except self._urllib3.exceptions.ProtocolError as exc:
+            cause = exc.args[1] if len(exc.args) > 1 else None
+            if not isinstance(cause, StaleConnection) or guard.failure() is not None:
+                raise
+        # The peer closed an idle keep-alive connection as we reused it, before any response
+        # byte, so the request was not answered: send it again, once, on a new connection
+        # (same bytes, same idempotency key; callers' retry accounting never sees this).
+        with fresh_connections():
+            return attempt()
 
     def _check_url(self, url: str) -> None:
         checked = self.url_policy.check(url)
