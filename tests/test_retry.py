@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import random
-import threading
 import time
 
 import pytest
+from support.timing import CANCEL_SLACK_S, CancelLater
 
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.errors import JsonError
@@ -265,16 +265,22 @@ def test_the_deadline_interrupts_a_wait_that_started_in_time() -> None:
 
 def test_cancellation_interrupts_a_wait() -> None:
     token = CancellationToken()
+    cancels: list[CancelLater] = []
+
+    def cancel_during_the_wait(attempt: RetryAttempt) -> None:
+        # the hook runs just before the 10 s wait: the cancel lands while it is in progress
+        cancels.append(CancelLater(token, 0.05).start())
+
     policy = RetryPolicy(initial_delay_ms=10_000, max_delay_ms=10_000, jitter=False,
-                         max_total_delay_ms=10_000)
+                         max_total_delay_ms=10_000, before_retry=cancel_during_the_wait)
     script = Script(ProviderServerError("e", status=500))
-    timer = threading.Timer(0.01, token.cancel)
-    timer.start()
     try:
         with pytest.raises(Cancelled):
             run_with_retries(script, policy=policy, control=RunControl(token=token))
+        assert len(cancels) == 1 and cancels[0].latency() < CANCEL_SLACK_S  # not the 10 s
     finally:
-        timer.cancel()
+        for cancel in cancels:
+            cancel.stop()
     assert len(script.calls) == 1
 
 

@@ -2,8 +2,9 @@
 
 Each server script misbehaves in one phase (a connect that never completes, a request body
 nobody reads, a status line or headers trickled byte by byte, a body or stream that goes
-silent) for far longer than the request's budget.  The request must end within its remaining
-time plus ``SLACK``, and a cancel must end it within ``CANCEL_SLACK`` of the cancel.
+silent) for far longer than the request's budget.  The request must end within ``SLACK`` past
+its deadline, and a cancel must end it within ``CANCEL_SLACK`` of the moment the cancel
+happened (both bounds and why they hold on a loaded machine: ``support/timing.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.raw_server import RawServer
+from support.timing import CANCEL_SLACK_S, DEADLINE_SLACK_S, CancelLater
 
 from zigai.control import CancellationToken, Cancelled
 from zigai.security import UrlPolicy
@@ -23,10 +25,13 @@ from zigai.transport import HttpTransport, TransportRequest, TransportTimedOut
 from zigai.transport._guard import _WATCHDOG
 
 LOCAL = UrlPolicy.local_development()
-BUDGET = 0.8
-SLACK = 0.35  # the "small constant": scheduling noise on a loaded 2-core machine
+# The bugs these tests catch overshoot by far more than SLACK: a phase not bounded at all
+# runs to MISBEHAVE_S, and a read left at its socket timeout after the drip below overshoots
+# by 0.75 * BUDGET (0.9 s).
+BUDGET = 1.2
+SLACK = DEADLINE_SLACK_S
 CANCEL_AFTER = 0.3
-CANCEL_SLACK = 0.35
+CANCEL_SLACK = CANCEL_SLACK_S
 MISBEHAVE_S = 6.0  # every script stops by itself after this long
 
 
@@ -105,11 +110,11 @@ def _consume(transport: HttpTransport, request: TransportRequest, stream: bool) 
 def test_each_phase_ends_within_the_deadline(transport: HttpTransport, phase: str) -> None:
     script, stream = PHASES[phase]
     with RawServer(script) as server:
-        began = time.monotonic()
-        request = TransportRequest("GET", server.url("/slow"), deadline=began + BUDGET)
+        deadline = time.monotonic() + BUDGET
+        request = TransportRequest("GET", server.url("/slow"), deadline=deadline)
         with pytest.raises(TransportTimedOut):
             _consume(transport, request, stream)
-        assert time.monotonic() - began < BUDGET + SLACK
+        assert time.monotonic() - deadline < SLACK
 
 
 @pytest.mark.parametrize("phase", list(PHASES))
@@ -118,36 +123,26 @@ def test_a_cancel_ends_each_phase_promptly(transport: HttpTransport, phase: str)
     token = CancellationToken()
     with RawServer(script) as server:
         request = TransportRequest("GET", server.url("/slow"), cancellation=token)
-        timer = threading.Timer(CANCEL_AFTER, token.cancel, args=("user pressed stop",))
-        began = time.monotonic()
-        timer.start()
-        try:
+        with CancelLater(token, CANCEL_AFTER, "user pressed stop") as cancel:
             with pytest.raises(Cancelled, match="user pressed stop"):
                 _consume(transport, request, stream)
-        finally:
-            timer.cancel()
-        assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+            assert cancel.latency() < CANCEL_SLACK
 
 
 def _bounded_by_deadline_and_cancel(
     transport: HttpTransport, method: str, url: str, body: bytes | None = None
 ) -> None:
-    """The same stuck request ends within BUDGET + SLACK of its deadline, and (without a
-    deadline) within CANCEL_SLACK of a cancel."""
-    began = time.monotonic()
+    """The same stuck request ends within SLACK past its deadline, and (without a deadline)
+    within CANCEL_SLACK of a cancel."""
+    deadline = time.monotonic() + BUDGET
     with pytest.raises(TransportTimedOut):
-        transport.send(TransportRequest(method, url, body=body, deadline=began + BUDGET))
-    assert time.monotonic() - began < BUDGET + SLACK
+        transport.send(TransportRequest(method, url, body=body, deadline=deadline))
+    assert time.monotonic() - deadline < SLACK
     token = CancellationToken()
-    timer = threading.Timer(CANCEL_AFTER, token.cancel)
-    began = time.monotonic()
-    timer.start()
-    try:
+    with CancelLater(token, CANCEL_AFTER) as cancel:
         with pytest.raises(Cancelled):
             transport.send(TransportRequest(method, url, body=body, cancellation=token))
-    finally:
-        timer.cancel()
-    assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+        assert cancel.latency() < CANCEL_SLACK
 
 
 def test_a_request_body_nobody_reads_is_bounded_and_cancellable(transport: HttpTransport) -> None:
@@ -280,10 +275,7 @@ def test_a_cancelled_agent_run_returns_promptly_while_the_provider_is_silent(
     token = CancellationToken()
     with RawServer(script) as server:
         agent = _agent_against(server, transport)
-        timer = threading.Timer(CANCEL_AFTER, token.cancel)
-        began = time.monotonic()
-        timer.start()
-        try:
+        with CancelLater(token, CANCEL_AFTER) as cancel:
             with pytest.raises(Cancelled):
                 if streamed:
                     with agent.run_stream("hi", cancellation=token, timeout_ms=8000) as stream:
@@ -291,9 +283,7 @@ def test_a_cancelled_agent_run_returns_promptly_while_the_provider_is_silent(
                             pass
                 else:
                     agent.run("hi", cancellation=token, timeout_ms=8000)
-        finally:
-            timer.cancel()
-        assert time.monotonic() - began < CANCEL_AFTER + CANCEL_SLACK
+            assert cancel.latency() < CANCEL_SLACK
         assert server.connections == 1  # a cancel is never retried
 
 
@@ -302,12 +292,12 @@ def test_an_agent_run_timeout_bounds_a_trickling_provider(transport: HttpTranspo
 
     with RawServer(_status_then_trickled_headers) as server:
         agent = _agent_against(server, transport)
-        began = time.monotonic()
+        deadline = time.monotonic() + BUDGET  # the run's deadline is set a moment later
         # One run-deadline error wherever it fires (issue 12), with or without retries.
         with pytest.raises(RunTimedOut, match="during a model request") as info:
             agent.run("hi", timeout_ms=int(BUDGET * 1000))
         assert isinstance(info.value.__cause__, TransportTimedOut)
-        assert time.monotonic() - began < BUDGET + SLACK
+        assert time.monotonic() - deadline < SLACK
 
 
 def test_a_retrying_run_reports_its_own_deadline_not_a_retryable_timeout(
@@ -318,10 +308,10 @@ def test_a_retrying_run_reports_its_own_deadline_not_a_retryable_timeout(
 
     with RawServer(_status_then_trickled_headers) as server:
         agent = _agent_against(server, transport, retry_policy=RetryPolicy(initial_delay_ms=0))
-        began = time.monotonic()
+        deadline = time.monotonic() + BUDGET  # the run's deadline is set a moment later
         with pytest.raises(RunTimedOut, match="during a model request"):
             agent.run("hi", timeout_ms=int(BUDGET * 1000))
-        assert time.monotonic() - began < BUDGET + SLACK
+        assert time.monotonic() - deadline < SLACK
         assert server.connections == 1  # the run's deadline ended it: no second attempt
 
 
