@@ -45,14 +45,19 @@ def test_parallel_calls_keep_the_model_call_order() -> None:
         assert result.usage.tool_calls == 4
 
 
-def test_eight_sleeping_tools_run_concurrently() -> None:
-    nap = tool("nap", "Nap.", _sleeper(0.1))
-    script = Script([reply(*[call("nap", {"label": str(i)}, str(i)) for i in range(8)]), reply("done")])
-    start = time.monotonic()
-    with Agent(script.model, tools=[nap]).run("go") as result:
-        elapsed = time.monotonic() - start
-        assert len(result.messages[2].parts) == 8
-    assert elapsed < 0.5  # generous: serial execution would take 0.8 s
+def test_eight_waiting_tools_run_concurrently() -> None:
+    # the barrier opens only when all eight run at once: serial execution breaks it after its
+    # timeout and every call returns an error instead of its label
+    together = threading.Barrier(8, timeout=5)
+
+    def meet(label: str) -> str:
+        together.wait()
+        return label
+
+    script = Script([reply(*[call("meet", {"label": str(i)}, str(i)) for i in range(8)]), reply("done")])
+    with Agent(script.model, tools=[tool("meet", "Meet.", meet)]).run("go") as result:
+        returns = result.messages[2].parts
+        assert [(p.tool_call_id, p.content) for p in returns] == [(str(i), str(i)) for i in range(8)]
 
 
 def test_sequential_tools_never_overlap() -> None:
