@@ -128,6 +128,12 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.context_budget ContextLimitExceeded (ContextPromptTooLarge,
     │                                                 ContextToolsTooLarge, ContextSchemaTooLarge,
     │                                                 ContextMediaTooLarge, ContextTokenLimitExceeded)
+    ├── CapabilityError           zigai.capability    InvalidCapability, DuplicateCapabilityId,
+    │                                                 UnknownCapability,
+    │                                                 UnknownCapabilityDependency,
+    │                                                 CapabilityDependencyCycle,
+    │                                                 CapabilityConflict, CapabilityLimitExceeded,
+    │                                                 LoadResolutionClosed
     ├── McpError                  zigai.mcp           McpErrorResponse (ParseError, InvalidRequest,
     │                                                 MethodNotFound, InvalidParams, InternalError,
     │                                                 HeaderMismatch, MissingRequiredClientCapability,
@@ -221,6 +227,7 @@ __all__ = [
     "ModelError",
     "ToolError",
     "AgentError",
+    "CapabilityError",
     "McpError",
     "ExecutionEnvironmentError",
     "MemoryStoreError",
@@ -293,6 +300,10 @@ class ToolError(ZigAIError):
 
 class AgentError(ZigAIError):
     """Agent validation, limit, run-control or lifecycle failure."""
+
+
+class CapabilityError(ZigAIError):
+    """A capability composition is malformed or a capability load cannot be planned."""
 
 
 class McpError(ZigAIError):
