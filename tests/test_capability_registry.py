@@ -85,6 +85,8 @@ def test_capability_contributions_are_validated_and_frozen() -> None:
         Capability(tools=["ping"])  # type: ignore[list-item]
     with pytest.raises(InvalidCapability, match="builtin_tools"):
         Capability(builtin_tools=["teleport"])
+    with pytest.raises(InvalidCapability, match="str or ManagedTool"):
+        Capability(builtin_tools=[3])  # type: ignore[list-item]
     with pytest.raises(InvalidCapability, match="callables"):
         Capability(hooks=[1])  # type: ignore[list-item]
     with pytest.raises(InvalidCapability, match="Policy"):

@@ -309,8 +309,6 @@ def _check_acyclic(capabilities: tuple[Capability, ...], by_id: dict[str, Capabi
 
 def _conflict(cap: Capability, others: Iterable[Capability]) -> Capability | None:
     for other in others:
-        if other is cap:
-            continue
         if (other.id is not None and other.id in cap.conflicts) or (
             cap.id is not None and cap.id in other.conflicts
         ):
