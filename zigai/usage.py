@@ -29,7 +29,7 @@ two runs that did the same work compare equal however long they took.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -72,6 +72,10 @@ class UsageDetails(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def items(self) -> ItemsView[str, int]:
+        """The items as a C-level view (same set semantics, no Python generator per item)."""
+        return self._items.items()
 
     def __hash__(self) -> int:
         return hash(tuple(self._items.items()))

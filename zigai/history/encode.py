@@ -22,7 +22,8 @@ import base64
 import dataclasses
 import enum
 import json
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -81,9 +82,72 @@ def _dumps(value: Any) -> str:
                       allow_nan=False)
 
 
+# stringify's fast path: the C JSON encoder walks the message itself and calls
+# _as_json only for values it does not know (dataclasses, enums, bytes, datetimes,
+# frozen mappings).  Each call converts one level; the encoder recurses.  The text
+# is byte-identical to _dumps(encode_message(m)) (a test compares them).
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _as_json(value: Any) -> Any:
+    kind = type(value)
+    convert = _CONVERTERS.get(kind)
+    if convert is None:
+        convert = _CONVERTERS[kind] = _converter_for(value)
+    return convert(value)
+
+
+def _converter_for(value: Any) -> Callable[[Any], Any]:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _fields_getter(tuple(f.name for f in dataclasses.fields(value)))
+    if isinstance(value, enum.Enum):
+        return operator.attrgetter("value")
+    if isinstance(value, bytes):
+        return _base64_text
+    if isinstance(value, datetime):
+        return format_timestamp
+    if isinstance(value, Mapping):  # FrozenDict, ProviderDetails, Metadata, UsageDetails
+        return _plain_mapping
+    raise InvalidHistory(f"cannot serialize a {type(value).__name__}")
+
+
+def _base64_text(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+def _plain_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()}
+
+
+def _fields_getter(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
+    if len(names) == 1:
+        (name,) = names
+        return lambda value: {name: getattr(value, name)}
+    values = operator.attrgetter(*names)
+    return lambda value: dict(zip(names, values(value), strict=True))
+
+
+_MESSAGE_ENCODER = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False,
+    check_circular=False,  # frozen message values cannot form cycles; depth is bounded below
+    default=_as_json,
+)
+
+
+def _dumps_message(message: Message) -> str:
+    if not isinstance(message, (RequestMessage, ResponseMessage)):
+        raise InvalidHistory(
+            f"history holds RequestMessage or ResponseMessage values, got {type(message).__name__}"
+        )
+    try:
+        return _MESSAGE_ENCODER.encode(message)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidHistory(f"history is not representable as JSON: {exc!r}") from exc
+
+
 def stringify(messages: Iterable[Message]) -> str:
     """Serialize messages as a deterministic version-2 history document."""
-    body = ",".join(_dumps(encode_message(message)) for message in messages)
+    body = ",".join(_dumps_message(message) for message in messages)
     document = f'{{"version":{HISTORY_VERSION},"messages":[{body}]}}'
     _check_limits(document)
     return document
@@ -94,7 +158,7 @@ def _check_limits(document: str) -> None:
     from zigai.json import JsonLimitExceeded, MalformedJson
 
     try:
-        zjson.validate(document, zjson.defaults.history)
+        zjson.check_limits(document, zjson.defaults.history)
     except JsonLimitExceeded as exc:
         raise HistoryTooLarge(f"serialized history exceeds the history JSON limits: {exc}") from exc
     except MalformedJson as exc:  # e.g. a lone surrogate in a str: not representable as UTF-8

@@ -63,6 +63,7 @@ __all__ = [
     "defaults",
     "validate",
     "validate_as",
+    "check_limits",
     "is_valid",
     "parse",
     "parse_leaky",
@@ -165,6 +166,19 @@ def validate(data: JsonInput, limits: Limits) -> None:
     try:
         text = preflight(data, limits)
         _decode(_CHECKING, text, limits)
+    except JsonError as exc:
+        raise _detached(exc) from None
+
+
+def check_limits(data: JsonInput, limits: Limits) -> None:
+    """The limit half of :func:`validate`, for text a JSON encoder (``dumps``,
+    ``json.dumps``) has just written: size, strings, numbers, depth and items
+    are checked exactly as :func:`validate` checks them, and ``str`` input must
+    be encodable as UTF-8; the syntax is not re-checked, so never call this on
+    text that came from outside the process.
+    """
+    try:
+        preflight(data, limits)
     except JsonError as exc:
         raise _detached(exc) from None
 

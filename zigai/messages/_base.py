@@ -107,6 +107,8 @@ def require_timestamp(value: object, name: str = "timestamp") -> None:
         raise InvalidMessagePart(
             f"{owner(value)}.{name} must be a datetime, got {type(stamp).__name__}"
         )
+    if stamp.tzinfo is UTC:
+        return  # already normalized (fromisoformat gives UTC for "Z" and "+00:00")
     if stamp.tzinfo is None or stamp.utcoffset() is None:
         raise InvalidMessagePart(f"{owner(value)}.{name} must be timezone-aware")
     set_field(value, name, stamp.astimezone(UTC))

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -51,7 +51,7 @@ class _JsonObject(Mapping[str, Any]):
     __slots__ = ("_root", "_canonical")
 
     _root: FrozenDict
-    _canonical: str
+    _canonical: str | None
     _label: ClassVar[str] = "JSON object"
 
     def __init__(self, value: Mapping[str, Any] | None = None) -> None:
@@ -63,7 +63,7 @@ class _JsonObject(Mapping[str, Any]):
             )
         root = freeze_json(value, self._error)
         object.__setattr__(self, "_root", root)
-        object.__setattr__(self, "_canonical", canonical_json(root))
+        object.__setattr__(self, "_canonical", None)  # computed on first use (to_json, ==, hash)
 
     @classmethod
     def _error(cls, message: str) -> Exception:
@@ -84,7 +84,11 @@ class _JsonObject(Mapping[str, Any]):
 
     def to_json(self) -> str:
         """Canonical JSON text (sorted keys, no whitespace)."""
-        return self._canonical
+        canonical = self._canonical
+        if canonical is None:
+            canonical = canonical_json(self._root)
+            object.__setattr__(self, "_canonical", canonical)
+        return canonical
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -98,9 +102,13 @@ class _JsonObject(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._root)
 
+    def items(self) -> ItemsView[str, Any]:
+        """The items as a C-level view (same set semantics, no Python generator per item)."""
+        return self._root.items()  # type: ignore[return-value]
+
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):
-            return self._canonical == other._canonical
+            return self.to_json() == other.to_json()
         if isinstance(other, _JsonObject):
             return False
         if isinstance(other, Mapping):
@@ -108,10 +116,10 @@ class _JsonObject(Mapping[str, Any]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._canonical))
+        return hash((type(self).__name__, self.to_json()))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self._canonical})"
+        return f"{type(self).__name__}({self.to_json()})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.to_value(),))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterator, Mapping
 from typing import Any, TypeAlias
 
 __all__ = ["FrozenDict", "JsonValue", "MAX_DEPTH", "canonical_json", "freeze_json", "thaw_json"]
@@ -53,6 +53,10 @@ class FrozenDict(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._data)
 
+    def items(self) -> ItemsView[str, Any]:
+        """The items as a C-level view (same set semantics, no Python generator per item)."""
+        return self._data.items()  # type: ignore[return-value]
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
             return self._data == dict(other.items())
@@ -70,6 +74,46 @@ class FrozenDict(Mapping[str, Any]):
         return (FrozenDict, (self._data,))
 
 
+class _NotPlain(Exception):
+    """Raised by the fast freeze: let the path-tracking freeze name the problem."""
+
+
+def _frozen_dict(data: dict[str, Any]) -> FrozenDict:
+    """A FrozenDict that adopts ``data`` (a fresh dict nobody else holds)."""
+    frozen = FrozenDict.__new__(FrozenDict)
+    object.__setattr__(frozen, "_data", data)
+    object.__setattr__(frozen, "_hash", None)
+    return frozen
+
+
+_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _freeze_plain(value: object, depth: int) -> Any:
+    """``freeze_json`` for exact built-in types without computing paths; stricter, never looser."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return value
+    if kind is float:
+        if not math.isfinite(value):  # type: ignore[arg-type]
+            raise _NotPlain
+        return value
+    if depth >= MAX_DEPTH:
+        raise _NotPlain
+    inner = depth + 1
+    if kind is dict or kind is FrozenDict:
+        frozen: dict[str, Any] = {}
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str:
+                raise _NotPlain
+            frozen[key] = item if type(item) in _LEAVES else _freeze_plain(item, inner)
+        return _frozen_dict(frozen)
+    if kind is list or kind is tuple:
+        return tuple([item if type(item) in _LEAVES else _freeze_plain(item, inner)
+                      for item in value])  # type: ignore[attr-defined]
+    raise _NotPlain
+
+
 def freeze_json(
     value: object,
     error: Callable[[str], Exception],
@@ -77,6 +121,18 @@ def freeze_json(
     _depth: int = 0,
 ) -> Any:
     """Validate ``value`` as JSON and return an immutable deep copy; ``error(msg)`` on failure."""
+    try:
+        return _freeze_plain(value, _depth)
+    except (_NotPlain, RecursionError):
+        return _freeze_checked(value, error, path, _depth)
+
+
+def _freeze_checked(
+    value: object,
+    error: Callable[[str], Exception],
+    path: str,
+    _depth: int,
+) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
@@ -89,7 +145,7 @@ def freeze_json(
         raise error(f"{path}: JSON nesting deeper than {MAX_DEPTH} (or a cycle)")
     if isinstance(value, (list, tuple)):
         return tuple(
-            freeze_json(item, error, f"{path}[{index}]", _depth + 1)
+            _freeze_checked(item, error, f"{path}[{index}]", _depth + 1)
             for index, item in enumerate(value)
         )
     if isinstance(value, Mapping):
@@ -97,7 +153,7 @@ def freeze_json(
         for key, item in value.items():
             if not isinstance(key, str):
                 raise error(f"{path}: JSON object keys must be str, got {type(key).__name__}")
-            frozen[key] = freeze_json(item, error, f"{path}.{key}", _depth + 1)
+            frozen[key] = _freeze_checked(item, error, f"{path}.{key}", _depth + 1)
         return FrozenDict(frozen)
     raise error(f"{path}: {type(value).__name__} is not a JSON value")
 
