@@ -193,7 +193,7 @@ metadata = _json_object_of(m.Metadata)
 def _fast_usage_details(value: Any) -> dict[str, int]:
     for item in _fast_obj(value).values():
         _fast_integer(item)
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 @_fast_twin(_fast_usage_details)

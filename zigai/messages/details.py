@@ -104,7 +104,7 @@ class _JsonObject(Mapping[str, Any]):
 
     def items(self) -> ItemsView[str, Any]:
         """The items as a C-level view (same set semantics, no Python generator per item)."""
-        return self._root.items()  # type: ignore[return-value]
+        return self._root.items()
 
     def __eq__(self, other: object) -> bool:
         if type(other) is type(self):

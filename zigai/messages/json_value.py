@@ -55,7 +55,7 @@ class FrozenDict(Mapping[str, Any]):
 
     def items(self) -> ItemsView[str, Any]:
         """The items as a C-level view (same set semantics, no Python generator per item)."""
-        return self._data.items()  # type: ignore[return-value]
+        return self._data.items()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
