@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import pickle
 from typing import Any
@@ -57,6 +58,49 @@ def test_stringify_exact_wire_json() -> None:
         '"input_audio_tokens":0,"input_tokens":3,"output_audio_tokens":0,'
         '"output_tokens":2,"reasoning_tokens":0}}]}'
     )
+
+
+def test_stringify_fast_path_writes_exactly_the_encode_message_text() -> None:
+    # stringify lets the C encoder walk the messages; encode_message (used by paused
+    # states) builds plain dicts.  Both must give the same bytes for every kind.
+    from zigai.history.encode import encode_message
+
+    original = every_kind_history()
+    body = ",".join(json.dumps(encode_message(message), sort_keys=True, ensure_ascii=False,
+                               separators=(",", ":")) for message in original)
+    assert history.stringify(original) == '{"version":2,"messages":[' + body + "]}"
+
+
+def test_every_kind_decodes_on_the_fast_path_to_the_checked_value() -> None:
+    # The fast decoders must accept every valid message (no silent fallback) and build
+    # the same value as the path-tracking decoders.
+    from zigai.history import decode
+
+    for item in json.loads(history.stringify(every_kind_history()))["messages"]:
+        assert decode._fast_message(item) == decode._message(item, "messages[0]")
+
+
+def test_fast_path_failures_fall_back_to_the_checked_error() -> None:
+    # A value the fast path refuses (an int subclass where an int belongs, here a bool
+    # count) still gets the checked decoder's exact error and path.
+    doc = json.loads(history.stringify([m.ResponseMessage([m.TextPart("x")])]))
+    doc["messages"][0]["usage"]["input_tokens"] = True
+    with pytest.raises(history.InvalidHistory) as caught:
+        history.parse(json.dumps(doc))
+    assert caught.value.path == "messages[0].usage.input_tokens"
+
+
+def test_non_finite_and_too_deep_content_are_rejected_by_the_fast_freeze() -> None:
+    with pytest.raises(m.InvalidMessagePart, match=r"\$\.a\[1\]: JSON numbers must be finite"):
+        m.ToolReturnPart("f", "c", {"a": [1, float("inf")]})
+    deep: Any = 1
+    for _ in range(m.json_value.MAX_DEPTH):
+        deep = [deep]
+    assert m.ToolReturnPart("f", "c", deep).content is not None
+    with pytest.raises(m.InvalidMessagePart, match="nesting deeper"):
+        m.ToolReturnPart("f", "c", [deep])
+    ordered = collections.OrderedDict(b=[True, None], a=2.5)  # not a plain dict: checked path
+    assert m.ToolReturnPart("f", "c", ordered).content == {"a": 2.5, "b": (True, None)}
 
 
 def test_bytes_are_base64_and_equal_values_serialize_identically() -> None:
