@@ -268,3 +268,89 @@ def test_over_tls_a_dropped_keep_alive_connection_is_resent_once_too(
         response = http.send(TransportRequest("POST", url, body=b"{}"))
         assert (response.status, response.body) == (200, b"fresh")
         assert len(script.second_requests) == 1 and server.connections == 2
+
+
+def test_the_resend_skips_other_idle_pooled_connections(transport: HttpTransport) -> None:
+    """Two pooled connections, both dropped by the server: the resend opens a new one instead
+    of trying the second stale socket."""
+    both_streaming = threading.Barrier(2, timeout=5)
+    served = {"n": 0}
+    lock = threading.Lock()
+
+    def script(conn: socket.socket, stop: threading.Event) -> None:
+        with lock:
+            served["n"] += 1
+            number = served["n"]
+        if number > 2:
+            conn.sendall(_ok(b"fresh"))
+            return
+        both_streaming.wait()  # both connections are open at once, so both get pooled
+        conn.sendall(_SSE)
+        if _read_head(conn):
+            conn.shutdown(socket.SHUT_RDWR)
+
+    with RawServer(script) as server:
+        url = server.url("/v1/chat")
+        results: list[list[bytes]] = []
+        threads = [threading.Thread(target=lambda: results.append(_stream(transport, url)))
+                   for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert results == [[b"data: one", b"data: two"]] * 2
+        assert transport.send(TransportRequest("GET", url)).body == b"fresh"
+        assert server.connections == 3  # two streams, one resend; the other idle one unused
+
+
+def test_over_tls_a_reused_connection_reset_while_the_body_is_written_is_resent(
+    tls_pair: tuple[ssl.SSLContext, Path],
+) -> None:
+    context, ca = tls_pair
+    script = _StaleAfterStream("reset")
+    body = b"x" * (4 * 1024 * 1024)  # far more than the socket buffers: the write meets the reset
+    with RawServer(script, tls=context) as server, HttpTransport(
+        url_policy=LOCAL, default_timeout_s=5, ca_certs=str(ca)
+    ) as http:
+        url = server.url("/v1/chat", scheme="https")
+        assert _stream(http, url) == [b"data: one", b"data: two"]
+        response = http.send(TransportRequest("POST", url, body=body))
+        assert (response.status, response.body) == (200, b"fresh")
+        assert server.connections == 2
+
+
+def test_over_tls_a_fresh_connection_reset_while_the_body_is_written_is_not_resent(
+    tls_pair: tuple[ssl.SSLContext, Path],
+) -> None:
+    context, ca = tls_pair
+
+    def reset_after_head(conn: socket.socket, stop: threading.Event) -> None:
+        _reset(conn)
+
+    with RawServer(reset_after_head, tls=context, read_body=False) as server, HttpTransport(
+        url_policy=LOCAL, default_timeout_s=5, ca_certs=str(ca)
+    ) as http:
+        with pytest.raises(TransportConnectionFailed):
+            http.send(TransportRequest("POST", server.url("/", scheme="https"),
+                                       body=b"x" * (4 * 1024 * 1024)))
+        assert server.connections == 1
+
+
+def test_inside_fresh_connections_an_idle_pooled_socket_is_not_reused(
+    transport: HttpTransport,
+) -> None:
+    from zigai.transport._connect import fresh_connections
+
+    def keep_alive(conn: socket.socket, stop: threading.Event) -> None:
+        conn.sendall(_ok(b"a"))
+        while _read_head(conn):  # answer every request on this connection
+            conn.sendall(_ok(b"b"))
+
+    with RawServer(keep_alive) as server:
+        url = server.url("/")
+        assert transport.send(TransportRequest("GET", url)).body == b"a"
+        assert transport.send(TransportRequest("GET", url)).body == b"b"  # pooled and reused
+        assert server.connections == 1
+        with fresh_connections():
+            assert transport.send(TransportRequest("GET", url)).body == b"a"
+        assert server.connections == 2

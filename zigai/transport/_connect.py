@@ -218,7 +218,7 @@ def pool_classes(
 
     class _FirstByteResponse(http.client.HTTPResponse):
         def begin(self) -> None:
-            if self.headers is None:  # not begun: nothing of this response was read yet
+            if self.headers is None:  # pragma: no branch - http.client begins a response once
                 try:
                     self.fp.peek(1)  # b"" (a clean close) makes http.client raise below
                 except (ConnectionResetError, ConnectionAbortedError, ssl.SSLEOFError) as exc:
