@@ -560,7 +560,8 @@ class _Builder:
         extra_schema = flat.get("additionalProperties", True)
         names = list(required)
         if depth < _SHALLOW:
-            names += [n for n in properties if n not in names]
+            # an optional property whose schema is false is one the value must not have
+            names += [n for n in properties if n not in names and properties[n] is not False]
         dependent: Mapping[str, Sequence[str]] = flat.get("dependentRequired", {})
         changed = True
         while changed:
