@@ -31,7 +31,7 @@ from zigai.transport import (
 )
 from zigai.transport import decoding as decoding_module
 from zigai.transport._connect import _MAX_PARALLEL_LOOKUPS, resolve
-from zigai.transport._guard import IoGuard
+from zigai.transport._guard import _WATCHDOG, IoGuard
 from zigai.transport.http import _map_error
 
 LOCAL = UrlPolicy.local_development()
@@ -165,12 +165,12 @@ def test_a_watched_lookup_waits_for_a_free_resolver_slot_and_honours_a_cancel() 
         return ["127.0.0.1"]
 
     token = CancellationToken()
+    # every guard is closed again: a guard left registered would stay watched forever
+    guards = [IoGuard(None, CancellationToken(), "t") for _ in range(_MAX_PARALLEL_LOOKUPS)]
+    queued = IoGuard(None, token, "t")
     busy = [
-        threading.Thread(
-            target=lambda: resolve("busy.test", 80, IoGuard(None, CancellationToken(), "t"), stuck),
-            daemon=True,
-        )
-        for _ in range(_MAX_PARALLEL_LOOKUPS)
+        threading.Thread(target=resolve, args=("busy.test", 80, guard, stuck), daemon=True)
+        for guard in guards
     ]
     try:
         for thread in busy:
@@ -179,8 +179,11 @@ def test_a_watched_lookup_waits_for_a_free_resolver_slot_and_honours_a_cancel() 
             assert started.acquire(timeout=5)  # every lookup slot is now taken
         token.cancel("stop waiting")
         with pytest.raises(Cancelled, match="stop waiting"):
-            resolve("queued.test", 80, IoGuard(None, token, "t"), stuck)
+            resolve("queued.test", 80, queued, stuck)
     finally:
         release.set()
         for thread in busy:
             thread.join(5)
+        for guard in [*guards, queued]:
+            guard.close()
+    assert _WATCHDOG.watched() == 0
