@@ -22,6 +22,7 @@ from zigai.agent import (
     InvalidResumeDecisions,
     ResumeDecision,
     ResumeDecisionMismatch,
+    ResumeDecisionsForAnotherPause,
     ResumeDecisionsTooLarge,
     parse_resume_decisions,
     stringify_resume_decisions,
@@ -32,6 +33,7 @@ from zigai.agent.deferred import (
     ResumeDecisionsIntegrityError,
     decode_paused_state,
 )
+from zigai.agent.paused_state import keyed_mac
 from zigai.json import defaults
 from zigai.messages import InvalidMessagePart, ResponseMessage, TextPart, ToolCallPart
 from zigai.testing import FunctionModel
@@ -254,7 +256,7 @@ def test_keyed_resume_decisions_refuse_edits_and_missing_macs() -> None:
     agent = _agent(state_key=KEY)
     state_json = _pause(agent)
     signed = stringify_resume_decisions(
-        [ResumeDecision.deny("c2", "no"), ResumeDecision.result("c3", "x")], key=KEY
+        [ResumeDecision.deny("c2", "no"), ResumeDecision.result("c3", "x")], key=KEY, pause=state_json
     )
     approved = signed.replace('"action":"deny","reason":"no"', '"action":"approve"')
     assert approved != signed
@@ -269,6 +271,133 @@ def test_keyed_resume_decisions_refuse_edits_and_missing_macs() -> None:
     with agent.resume_run_json(state_json, signed) as outcome:
         assert outcome.result.output == "done"
     assert RAN == ["lookup"]
+
+
+# -- decisions are bound to one pause ----------------------------------------------------------
+
+
+def _pause_with(agent: Agent, prompt: str) -> Any:
+    with agent.run_until_pause(prompt) as outcome:
+        assert outcome.paused is not None
+        return outcome.paused.state_json, outcome.paused.state_digest
+
+
+APPROVE = [ResumeDecision.approve("c2"), ResumeDecision.result("c3", "shipped")]
+
+
+def test_a_decision_signed_for_one_pause_is_refused_by_another_with_the_same_call_ids() -> None:
+    agent = _agent(state_key=KEY)
+    first, first_digest = _pause_with(agent, "publish the news")
+    second, second_digest = _pause_with(agent, "publish other news")
+    assert first_digest != second_digest and first_digest == json.loads(first)["digest"]
+    signed_for_first = stringify_resume_decisions(APPROVE, key=KEY, pause=first)
+    assert json.loads(signed_for_first)["pause"] == first_digest
+    with pytest.raises(ResumeDecisionsForAnotherPause):
+        agent.resume_run_json(second, signed_for_first)
+    # the binding is part of the signed text: pointing it at the other pause breaks the MAC
+    rebound = signed_for_first.replace(first_digest, second_digest)
+    with pytest.raises(ResumeDecisionsIntegrityError) as refused:
+        agent.resume_run_json(second, rebound)
+    assert type(refused.value) is ResumeDecisionsIntegrityError
+    assert RAN == []
+    with agent.resume_run_json(first, signed_for_first) as outcome:
+        assert outcome.result.output == "done"
+    assert RAN == ["lookup", "publish"]
+
+
+def test_a_signed_decision_must_be_bound_and_an_unbound_one_is_refused() -> None:
+    agent = _agent(state_key=KEY)
+    state_json, _ = _pause_with(agent, "go")
+    with pytest.raises(InvalidResumeDecisions, match="bound to the pause"):
+        stringify_resume_decisions(APPROVE, key=KEY)
+    # an unbound document correctly signed (as an older release wrote it) is still refused
+    unbound = stringify_resume_decisions(APPROVE)
+    body = json.loads(unbound)
+    body["mac"] = keyed_mac(KEY, "zigai.resume_decisions", unbound)
+    with pytest.raises(ResumeDecisionsIntegrityError, match="not bound to a pause"):
+        agent.resume_run_json(state_json, json.dumps(body))
+    assert RAN == []
+
+
+def test_an_unkeyed_bound_document_is_checked_against_the_resumed_pause_too() -> None:
+    agent = _agent()
+    first, first_digest = _pause_with(agent, "one")
+    second, _ = _pause_with(agent, "two")
+    bound = stringify_resume_decisions(APPROVE, pause=first)
+    with pytest.raises(ResumeDecisionsForAnotherPause):
+        agent.resume_run_json(second, bound)
+    with parse_resume_decisions(bound, pause=first_digest) as owned:
+        assert owned.pause == first_digest and len(owned) == 2
+    with pytest.raises(ResumeDecisionsForAnotherPause):
+        parse_resume_decisions(bound, pause="sha256:" + "0" * 64)
+    with parse_resume_decisions(bound) as unchecked:  # nothing to compare with: the caller checks .pause
+        assert unchecked.pause == first_digest
+    with parse_resume_decisions(stringify_resume_decisions(APPROVE), pause=first) as loose:
+        assert loose.pause is None  # an unkeyed, unbound document stays accepted (no key, no claim)
+    with agent.resume_run_json(first, bound) as outcome:
+        assert outcome.result.output == "done"
+
+
+def test_pause_accepts_the_paused_run_itself() -> None:
+    with _agent(state_key=KEY).run_until_pause("go") as outcome:
+        paused = outcome.paused
+        assert paused is not None
+        assert stringify_resume_decisions(APPROVE, key=KEY, pause=paused) == stringify_resume_decisions(
+            APPROVE, key=KEY, pause=paused.state_json.encode()
+        )
+
+
+@pytest.mark.parametrize("pause", ["not json", '{"digest": 7}', b"[]", 42])
+def test_pause_must_be_a_paused_state_document(pause: Any) -> None:
+    error = InvalidResumeDecisions if pause == 42 else InvalidPausedState
+    with pytest.raises(error):
+        stringify_resume_decisions(APPROVE, pause=pause)
+
+
+@pytest.mark.parametrize("bound", [7, None])
+def test_a_pause_binding_must_be_a_string(bound: Any) -> None:
+    document = {"version": 1, "decisions": [], "pause": bound}
+    if bound is None:
+        with parse_resume_decisions(json.dumps(document)) as owned:
+            assert owned.pause is None
+    else:
+        with pytest.raises(InvalidResumeDecisions, match="optional"):
+            parse_resume_decisions(json.dumps(document))
+
+
+def test_signed_decisions_resume_a_json_pause_in_another_process(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    agent = _agent(state_key=KEY)
+    state_json, _ = _pause_with(agent, "go")
+    (tmp_path / "state.json").write_text(state_json, encoding="utf-8")
+    (tmp_path / "decisions.json").write_text(
+        stringify_resume_decisions(APPROVE, key=KEY, pause=state_json), encoding="utf-8"
+    )
+    other, _ = _pause_with(agent, "another")
+    (tmp_path / "other.json").write_text(other, encoding="utf-8")
+    tests = Path(__file__).resolve().parent
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(tests)!r})
+        from pathlib import Path
+        from test_pause_integrity import KEY, RAN, _agent
+        from zigai.agent import ResumeDecisionsForAnotherPause
+        folder = Path({str(tmp_path)!r})
+        decisions = (folder / "decisions.json").read_text()
+        try:
+            _agent(state_key=KEY).resume_run_json((folder / "other.json").read_text(), decisions)
+        except ResumeDecisionsForAnotherPause:
+            print("replay refused", RAN)
+        with _agent(state_key=KEY).resume_run_json((folder / "state.json").read_text(), decisions) as done:
+            print(done.result.output, RAN)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["replay refused []", "done ['lookup', 'publish']"]
 
 
 @pytest.mark.parametrize("key", [b"k" * 15, "k" * 32, 42])

@@ -121,7 +121,8 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.agent.deferred InvalidResumeDecisions (ResumeDecisionsTooLarge,
     │                                                 UnsupportedResumeDecisionsVersion,
     │                                                 ResumeDecisionMismatch,
-    │                                                 ResumeDecisionsIntegrityError)
+    │                                                 ResumeDecisionsIntegrityError
+    │                                                 (ResumeDecisionsForAnotherPause))
     │                             zigai.agent.pending PendingMessageQueueClosed, InvalidPendingMessages
     │                             zigai.output        InvalidOutputSpec
     │                             zigai.diagnostics   DiagnosticsDeliveryFailed

@@ -220,7 +220,7 @@ class Agent(AgentConfig):
         **kwargs: Any,
     ) -> RunOutcome:
         """:meth:`resume_run` with decisions in the versioned resume-decisions JSON."""
-        with parse_resume_decisions(decisions_json, key=self.state_key) as owned:
+        with parse_resume_decisions(decisions_json, key=self.state_key, pause=state_json) as owned:
             decisions = owned.decisions
         return self.resume_run(
             state_json, decisions, options=options, output_type=output_type, mode=mode, **kwargs

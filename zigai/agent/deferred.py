@@ -18,6 +18,7 @@ model) or ``result`` with external content (appended without invoking applicatio
 from __future__ import annotations
 
 import enum
+import hmac
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -67,6 +68,7 @@ __all__ = [
     "PausedStateTooLarge",
     "UnsupportedPausedStateVersion",
     "InvalidResumeDecisions",
+    "ResumeDecisionsForAnotherPause",
     "ResumeDecisionsIntegrityError",
     "ResumeDecisionsTooLarge",
     "UnsupportedResumeDecisionsVersion",
@@ -85,6 +87,10 @@ class InvalidResumeDecisions(AgentError):
 
 class ResumeDecisionsIntegrityError(InvalidResumeDecisions):
     """A resume-decisions document's keyed MAC is missing or does not match the key."""
+
+
+class ResumeDecisionsForAnotherPause(ResumeDecisionsIntegrityError):
+    """Resume decisions were made (and signed) for a different pause than the one resumed."""
 
 
 class ResumeDecisionsTooLarge(InvalidResumeDecisions):
@@ -192,13 +198,20 @@ class ResumeDecision:
 class OwnedResumeDecisions(Owner):
     """Parsed resume decisions; owns them until ``close()``."""
 
-    __slots__ = ("_decisions",)
+    __slots__ = ("_decisions", "_pause")
 
     _closed_error = ResultClosed
 
-    def __init__(self, decisions: tuple[ResumeDecision, ...]) -> None:
+    def __init__(self, decisions: tuple[ResumeDecision, ...], pause: str | None = None) -> None:
         self._decisions = decisions
+        self._pause = pause
         super().__init__()
+
+    @property
+    def pause(self) -> str | None:
+        """The digest of the pause these decisions are bound to (``"sha256:..."``), or None."""
+        self._check()
+        return self._pause
 
     @property
     def decisions(self) -> tuple[ResumeDecision, ...]:
@@ -243,6 +256,12 @@ class PausedRun(Owner):
         """The versioned paused-state document (persist it; pass it to resume_run)."""
         self._check()
         return self._state_json
+
+    @property
+    def state_digest(self) -> str:
+        """The pause's identity: the ``"sha256:..."`` digest of its state (see ``pause=``)."""
+        self._check()
+        return pause_digest(self._state_json)
 
     @property
     def usage(self) -> RunUsage:
@@ -327,22 +346,62 @@ def _decision_json(decision: ResumeDecision) -> dict[str, Any]:
 _DECISIONS_KIND = "zigai.resume_decisions"
 
 
+def pause_digest(pause: PausedRun | str | bytes) -> str:
+    """The identity (``"sha256:<hex>"`` state digest) of a pause or of its state document.
+
+    Read from the document's envelope (bounded parse, nothing else checked): resuming
+    verifies that digest against the state, so decisions bound to it are bound to that state.
+    """
+    if isinstance(pause, PausedRun):
+        return pause.state_digest
+    from zigai import json as zjson
+    from zigai.json import JsonLimitExceeded
+
+    if not isinstance(pause, (str, bytes)):
+        raise InvalidResumeDecisions(
+            f"pause= takes a PausedRun or its state_json document, not {type(pause).__name__}"
+        )
+    try:
+        document = zjson.parse(pause, zjson.defaults.paused_state)
+    except JsonLimitExceeded as exc:
+        raise PausedStateTooLarge(f"the paused state exceeds the paused-state JSON limits: {exc}") from exc
+    except JsonError as exc:
+        raise InvalidPausedState(f"invalid paused state: not one JSON document ({exc})") from exc
+    digest = document.get("digest") if isinstance(document, dict) else None
+    if not isinstance(digest, str) or not digest.startswith("sha256:"):
+        raise InvalidPausedState("invalid paused state: the document has no state digest")
+    return digest
+
+
 def stringify_resume_decisions(
-    decisions: Iterable[ResumeDecision], *, key: bytes | None = None
+    decisions: Iterable[ResumeDecision], *, key: bytes | None = None,
+    pause: PausedRun | str | bytes | None = None,
 ) -> str:
     """The versioned resume-decisions document (``{"version":1,"decisions":[...]}``).
 
-    With ``key`` (at least 16 bytes) the document carries an HMAC-SHA256 ``mac``.
+    ``pause`` (the :class:`PausedRun` or its ``state_json``) binds the decisions to that one
+    pause: the document carries its state digest, and resuming another pause with it raises
+    :class:`ResumeDecisionsForAnotherPause`.  With ``key`` (at least 16 bytes) the document
+    carries an HMAC-SHA256 ``mac`` over the decisions, their call ids and that binding; a
+    signed document must be bound, so a decision signed once cannot be replayed elsewhere.
     """
     from zigai import json as zjson
 
     key = check_key(key, "the resume-decisions key")
+    if key is not None and pause is None:
+        raise InvalidResumeDecisions(
+            "signed resume decisions must be bound to the pause they decide: pass pause= "
+            "(the PausedRun or its state_json)"
+        )
     items = []
     for decision in decisions:
         if not isinstance(decision, ResumeDecision):
             raise InvalidResumeDecisions(f"expected ResumeDecision values, got {type(decision).__name__}")
         items.append(_decision_json(decision))
-    document = _canonical({"version": RESUME_DECISIONS_VERSION, "decisions": items})
+    body: dict[str, Any] = {"version": RESUME_DECISIONS_VERSION, "decisions": items}
+    if pause is not None:
+        body["pause"] = pause_digest(pause)
+    document = _canonical(body)
     if key is not None:
         mac = keyed_mac(key, _DECISIONS_KIND, document)
         document = document[:-1] + f',"mac":"{mac}"}}'
@@ -353,11 +412,16 @@ def stringify_resume_decisions(
     return document
 
 
-def parse_resume_decisions(data: str | bytes, *, key: bytes | None = None) -> OwnedResumeDecisions:
+def parse_resume_decisions(
+    data: str | bytes, *, key: bytes | None = None, pause: PausedRun | str | bytes | None = None,
+) -> OwnedResumeDecisions:
     """Parse a resume-decisions document bounded by the resume-decisions JSON profile.
 
-    With ``key`` the document must carry the matching MAC
+    With ``key`` the document must carry the matching MAC and a pause binding
     (:class:`ResumeDecisionsIntegrityError`); without one a MAC present is not checked.
+    With ``pause`` (a :class:`PausedRun`, its ``state_json`` or its ``state_digest``) a
+    document bound to another pause raises :class:`ResumeDecisionsForAnotherPause`;
+    ``resume_run_json`` always passes the pause it resumes.
     """
     from zigai import json as zjson
     from zigai.json import JsonLimitExceeded
@@ -377,15 +441,33 @@ def parse_resume_decisions(data: str | bytes, *, key: bytes | None = None) -> Ow
     if version != RESUME_DECISIONS_VERSION or isinstance(version, bool):
         raise UnsupportedResumeDecisionsVersion(f"resume decisions version {version!r} is not supported")
     mac = document.pop("mac", None)
-    if set(document) != {"version", "decisions"} or not isinstance(document["decisions"], list):
+    bound = document.get("pause")
+    if (
+        set(document) - {"pause"} != {"version", "decisions"}
+        or not isinstance(document["decisions"], list)
+        or (bound is not None and not isinstance(bound, str))
+    ):
         raise InvalidResumeDecisions(
-            'resume decisions need exactly "version", a "decisions" array and an optional "mac"'
+            'resume decisions need exactly "version", a "decisions" array and an optional '
+            '"pause" (string) and "mac"'
         )
     if key is not None and not mac_matches(key, _DECISIONS_KIND, _canonical(document), mac):
         raise ResumeDecisionsIntegrityError(
             "the resume decisions' MAC is missing or does not match the application key; "
             "refusing decisions this application did not sign"
         )
+    if key is not None and bound is None:
+        raise ResumeDecisionsIntegrityError(
+            "the signed resume decisions are not bound to a pause, so they could be replayed "
+            "against any pause; sign them with stringify_resume_decisions(..., pause=...)"
+        )
+    if pause is not None and bound is not None:
+        expected = pause if isinstance(pause, str) and pause.startswith("sha256:") else pause_digest(pause)
+        if not hmac.compare_digest(bound, expected):
+            raise ResumeDecisionsForAnotherPause(
+                f"these resume decisions were made for pause {bound[:19]}..., not for the pause "
+                f"being resumed ({expected[:19]}...); decide this pause's calls afresh"
+            )
     decisions = []
     for i, item in enumerate(document["decisions"]):
         if not isinstance(item, dict):
@@ -402,7 +484,7 @@ def parse_resume_decisions(data: str | bytes, *, key: bytes | None = None) -> Ow
             raise InvalidResumeDecisions(f"decisions[{i}].tool_call_id must be a string")
         chosen: Any = action  # ResumeDecision validates the action name
         decisions.append(ResumeDecision(item["tool_call_id"], chosen, item.get("reason"), item.get("content")))
-    return OwnedResumeDecisions(tuple(decisions))
+    return OwnedResumeDecisions(tuple(decisions), bound)
 
 
 def match_decisions(
