@@ -147,8 +147,10 @@ class ModelRequest:
     cancellation token.  ``error_observer`` receives a borrowed provider error
     view (see ``zigai.provider``); ``capture_error_body`` opts into a bounded
     raw body prefix of at most ``max_error_body_bytes``.  ``request_id`` is the
-    application's correlation id (``RunOptions.request_id``); the OpenAI and
-    OpenAI-compatible adapters send it as ``x-client-request-id``.
+    application's correlation id (``RunOptions.request_id``); adapters send it under their
+    provider's documented client request-id header (``x-client-request-id`` for OpenAI and
+    the compatible APIs, plus ``x-ms-client-request-id`` for Azure; none where the provider
+    documents no such header).
     """
 
     messages: tuple[Message, ...]

@@ -142,10 +142,17 @@ def media_urls(request: ModelRequest) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def request_id_headers(request: ModelRequest) -> tuple[tuple[str, str], ...]:
-    """``x-client-request-id`` for an application correlation id (OpenAI-style APIs)."""
+#: OpenAI's documented client correlation header, which OpenAI-compatible APIs share.
+CLIENT_REQUEST_ID = ("x-client-request-id",)
+
+
+def request_id_headers(
+    request: ModelRequest, names: tuple[str, ...] = CLIENT_REQUEST_ID
+) -> tuple[tuple[str, str], ...]:
+    """The application's correlation id (``RunOptions.request_id``) under each header of
+    ``names`` — the provider's documented client request-id header(s) — or nothing."""
     request_id = request.request_id
-    return () if request_id is None else (("x-client-request-id", request_id),)
+    return () if request_id is None else tuple((name, request_id) for name in names)
 
 
 def http_request(

@@ -97,10 +97,15 @@ class Provider(_compatible.Provider):
         super().__init__(api_key, transport, base_url=root, **options)
 
 
+#: Azure's documented client correlation header beside OpenAI's (Azure OpenAI serves both).
+AZURE_REQUEST_ID_HEADERS = ("x-client-request-id", "x-ms-client-request-id")
+
+
 class ChatClient(_compatible.Client):
     """An Azure OpenAI deployment over Chat Completions."""
 
     defaults = DEFAULTS
+    request_id_header_names = AZURE_REQUEST_ID_HEADERS
 
 
 Client = ChatClient
@@ -108,6 +113,8 @@ Client = ChatClient
 
 class ResponsesClient(_ResponsesCodecClient):
     """An Azure OpenAI deployment over the v1 Responses API (OpenAI's Responses codec)."""
+
+    request_id_header_names = AZURE_REQUEST_ID_HEADERS
 
     def __init__(self, deployment: str, provider: Any, settings: ModelSettings | None = None, *,
                  profile: ModelProfile | None = None, **options: Any) -> None:

@@ -38,6 +38,7 @@ from zigai.provider.files import (
 )
 from zigai.providers._discovery import OpenAIStyleListing, list_models_with
 from zigai.providers._wire import (
+    CLIENT_REQUEST_ID,
     AdapterClient,
     DecodedLineStream,
     LazyHttpTransport,
@@ -189,6 +190,9 @@ class Client(AdapterClient):
     Responses-only options described in :mod:`.encode`.
     """
 
+    #: The client correlation header(s) ``RunOptions.request_id`` is sent under.
+    request_id_header_names: tuple[str, ...] = CLIENT_REQUEST_ID
+
     _extra_body_tag = "openai"
 
     def __init__(
@@ -239,7 +243,8 @@ class Client(AdapterClient):
         body = encode_request(request, self._model_name, stream=stream, profile=self._profile,
                               options=self.options)
         return http_request(request, self._profile, path=RESPONSES_PATH, json_body=body,
-                            headers=(*(request.settings.extra_headers or ()), *request_id_headers(request)),
+                            headers=(*(request.settings.extra_headers or ()),
+                                     *request_id_headers(request, self.request_id_header_names)),
                             deadline=request.effective_deadline,
                             idempotency_key=request.idempotency_key)
 

@@ -36,6 +36,7 @@ from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
 from zigai.providers import profiles
 from zigai.providers._discovery import OpenAIStyleListing, list_models_with
 from zigai.providers._wire import (
+    CLIENT_REQUEST_ID,
     AdapterClient,
     LazyHttpTransport,
     http_request,
@@ -192,6 +193,9 @@ class Client(AdapterClient):
     ``idempotency_header`` names a gateway header for ``ModelRequest.idempotency_key``.
     """
 
+    #: The client correlation header(s) ``RunOptions.request_id`` is sent under.
+    request_id_header_names: tuple[str, ...] = CLIENT_REQUEST_ID
+
     defaults: ClassVar[NamedDefaults] = Provider.defaults
     extra_body_reserved: ClassVar[frozenset[str]] = frozenset()
 
@@ -271,7 +275,7 @@ class Client(AdapterClient):
     def _http_request(self, request: ModelRequest, body: dict[str, Any]) -> ProviderHttpRequest:
         headers = (
             tuple(request.settings.extra_headers or ()) + self.extra_headers(request)
-            + request_id_headers(request)
+            + request_id_headers(request, self.request_id_header_names)
         )
         key = request.idempotency_key if self._profile.idempotency_header else None
         return http_request(request, self._profile, path=ENDPOINT, json_body=body,

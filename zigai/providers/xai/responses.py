@@ -28,7 +28,7 @@ from typing import Any
 from zigai.model import ModelProfile, ModelRequest
 from zigai.provider import Provider as ProviderProtocol
 from zigai.provider import ProviderHttpRequest
-from zigai.providers._wire import http_request
+from zigai.providers._wire import http_request, request_id_headers
 from zigai.providers.openai import provider as _openai
 from zigai.providers.openai.encode import encode_request
 from zigai.providers.openai.profiles import BASE_SETTINGS
@@ -121,6 +121,7 @@ class Client(_openai.Client):
         if server_tools:
             body["tools"] = [*server_tools, *body.get("tools", [])]
         return http_request(request, self._profile, path=_openai.RESPONSES_PATH, json_body=body,
-                            headers=tuple(request.settings.extra_headers or ()),
+                            headers=(*(request.settings.extra_headers or ()),
+                                     *request_id_headers(request, self.request_id_header_names)),
                             deadline=request.effective_deadline,
                             idempotency_key=request.idempotency_key)
