@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "testing": 4, "hooks": 4, "diagnostics": 4,
     "providers": 5,
     "mcp": 6, "evals": 6, "graph": 6, "graph_agent": 6, "multi_agent": 6, "embeddings": 6, "realtime": 6,
-    "ui": 6, "acp": 6, "agent_spec": 6, "telemetry": 6, "cli": 6, "__main__": 6,
+    "ui": 6, "acp": 6, "agent_spec": 6, "harness": 6, "telemetry": 6, "cli": 6, "__main__": 6,
     "environments": 6, "memory": 6, "planning": 6, "runtime": 6, "durable": 6,
 }
 
@@ -89,3 +89,12 @@ def test_imports_point_down() -> None:
             if source_layer == 5 and target_layer == 4:
                 violations.append(f"{dotted} is a provider adapter and imports the agent: {target}")
     assert not violations, "\n".join(violations)
+
+
+def test_agent_spec_never_imports_a_concrete_provider() -> None:
+    offenders = [
+        f"{dotted} imports {target}"
+        for dotted, path in _zigai_modules() if _module_key(dotted) == "agent_spec"
+        for target in _imports(path, dotted) if _module_key(target) == "providers"
+    ]
+    assert not offenders, "\n".join(offenders)

@@ -206,6 +206,9 @@ The tree (bases here, named leaves in their modules)::
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
     │                                                 RealtimeConnectionLost, RealtimeSessionError,
     │                                                 RealtimeSessionClosed
+    ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
+    │                                                 CapabilityDependencyCycle, MissingEnvironment,
+    │                                                 ProviderValidationFailed, AgentSpecClosed
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
                                                       InvalidPauseFile), OutputFileNotWritten,
                                                       CassetteReplayError
@@ -243,6 +246,7 @@ __all__ = [
     "UiError",
     "AcpError",
     "RealtimeError",
+    "AgentSpecError",
     "CliError",
 ]
 
@@ -361,6 +365,10 @@ class AcpError(ZigAIError):
 
 class RealtimeError(ZigAIError):
     """Realtime codec, connection or session failure."""
+
+
+class AgentSpecError(ZigAIError):
+    """Agent spec parsing, dry-run validation or resolution failure."""
 
 
 class CliError(ZigAIError):
