@@ -1,0 +1,73 @@
+"""The zigai client the official MCP conformance suite's ``client`` mode runs.
+
+The suite starts one mock server per scenario and runs ``python mcp_conformance_client.py
+<server-url>`` with ``MCP_CONFORMANCE_SCENARIO`` (the scenario name) and, for some scenarios,
+``MCP_CONFORMANCE_CONTEXT`` (a JSON object: credentials, tool calls to make) in the
+environment.  This entry does what an application would do with the public zigai API: list
+the tools, call them, and, where the server asks for authorization, authorize through
+:mod:`zigai.mcp.auth`.  It exits 0 when the session worked and 1 (with the error on stderr)
+when zigai refused something, which is the correct outcome for the scenarios that test a
+refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from zigai.mcp import Client, ClientCapabilities, Implementation, StreamableHttpTransport, ToolInfo
+from zigai.security import UrlPolicy
+
+
+def _arguments(tool: ToolInfo) -> dict[str, Any]:
+    """Plausible arguments for the required parameters of ``tool`` (the mock servers echo them)."""
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
+    properties = schema.get("properties") or {}
+    samples = {"number": 1, "integer": 1, "boolean": True, "string": "zigai", "object": {}, "array": []}
+    arguments = {}
+    for name in schema.get("required") or ():
+        kind = (properties.get(name) or {}).get("type", "string")
+        arguments[name] = samples.get(kind if isinstance(kind, str) else "string", "zigai")
+    return arguments
+
+
+def run(url: str, scenario: str, context: dict[str, Any]) -> None:
+    transport = StreamableHttpTransport(url, url_policy=UrlPolicy.local_development())
+    capabilities = ClientCapabilities(roots={}, sampling={}, elicitation={})
+    with Client(transport, client_info=Implementation("zigai-conformance-client", "1.0.0"),
+                capabilities=capabilities, default_timeout_ms=20_000) as client:
+        tools = [tool for page in client.list_all_tools() for tool in page.items]
+        calls = context.get("toolCalls")
+        if calls:
+            for call in calls:
+                client.call_tool(call["name"], call.get("arguments") or {})
+            return
+        for tool in tools:
+            client.call_tool(tool.name, _arguments(tool))
+        if scenario == "http-standard-headers":
+            for resource in client.list_resources().items:
+                client.read_resource(resource.uri)
+            from zigai.mcp import PromptRequest
+
+            for prompt in client.list_prompts().items:
+                client.get_prompt(PromptRequest(prompt.name))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: mcp_conformance_client.py <server-url>", file=sys.stderr)
+        return 2
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    try:
+        run(argv[1], scenario, context)
+    except Exception as exc:  # the suite reads the exit status; the message goes to its log
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
