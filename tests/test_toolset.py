@@ -124,3 +124,55 @@ def test_preparer_errors_pass_through_unwrapped() -> None:
 
     with pytest.raises(Boom):
         resolve_tools([], [Toolset([make("a")], prepare=prepare)], ToolPrepareContext())
+
+
+def test_toolset_tool_decorator_adds_bare_and_configured_tools_that_an_agent_calls() -> None:
+    from zigai.agent import Agent
+    from zigai.messages import ResponseMessage, TextPart, ToolCallPart, ToolReturnPart
+    from zigai.testing import FunctionModel
+
+    units = Toolset(namespace="units")
+
+    @units.tool
+    def to_celsius(fahrenheit: float) -> float:
+        """Convert Fahrenheit to Celsius.
+
+        Args:
+            fahrenheit: the temperature in degrees Fahrenheit.
+        """
+        return round((fahrenheit - 32) * 5 / 9, 1)
+
+    @units.tool(name="km", description="Miles to kilometres.", max_retries=0)
+    def miles_to_km(miles: float) -> float:
+        return round(miles * 1.609, 1)
+
+    assert isinstance(to_celsius, Tool) and to_celsius.name == "to_celsius"
+    assert to_celsius.description == "Convert Fahrenheit to Celsius."
+    assert to_celsius.definition().parameters_json_schema["properties"]["fahrenheit"][
+        "description"] == "the temperature in degrees Fahrenheit."
+    assert [t.name for t in units.tools] == ["to_celsius", "km"]
+    assert miles_to_km.description == "Miles to kilometres." and miles_to_km.max_retries == 0
+
+    def decide(messages: Any, info: Any) -> ResponseMessage:
+        if len(messages) == 1:
+            assert [t.name for t in info.tools] == ["units__to_celsius", "units__km"]
+            return ResponseMessage((ToolCallPart("units__to_celsius", '{"fahrenheit": 212}', "c1"),))
+        return ResponseMessage((TextPart("done"),))
+
+    with Agent(FunctionModel(decide), toolsets=[units]).run("Boiling?") as result:
+        returns = [p for msg in result.all_messages() for p in msg.parts
+                   if isinstance(p, ToolReturnPart)]
+    assert returns[0].content == 100.0
+
+
+def test_toolset_tool_decorator_refuses_duplicates_and_positional_options() -> None:
+    box = Toolset([make("search")])
+
+    def search() -> str:
+        return "again"
+
+    with pytest.raises(DuplicateToolName):
+        box.tool(search)
+    assert [t.name for t in box.tools] == ["search"]  # nothing was added
+    with pytest.raises(ToolDefinitionError, match="keywords only"):
+        box.tool("search", name="x")  # type: ignore[arg-type]

@@ -14,7 +14,12 @@ dependencies, run control) and collects the tools visible for that step.
 * Metadata merges tool -> toolset -> prepared entry (later keys win).  It is
   application-only: adapters never send it.
 
-Invariants: a Toolset is immutable; static names are unique within it; the
+``@toolset.tool`` (bare, or ``@toolset.tool(name=..., ...)`` with the options of
+:func:`zigai.reflect.tool`) builds a tool from a function and adds it to the
+toolset's static tools; it returns the built :class:`Tool`.
+
+Invariants: a Toolset is immutable except that ``@toolset.tool`` appends to its
+static tools (one atomic tuple swap, checked first); static names are unique within it; the
 resolved list never contains two tools with one name (:class:`DuplicateToolName`
 is raised before any provider request); inputs are never mutated.
 """
@@ -137,6 +142,34 @@ class Toolset:
     @property
     def metadata(self) -> Mapping[str, Any] | None:
         return self._metadata
+
+    def tool(self, function: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """Decorator: build a tool from ``function`` (see :func:`zigai.reflect.tool`) and add it.
+
+        ``@toolset.tool`` names the tool after the function and describes it with the
+        docstring; ``@toolset.tool(name=..., description=..., takes_context=..., ...)``
+        accepts every keyword of :func:`zigai.reflect.tool`.  Returns the :class:`Tool`.
+        Raises :class:`DuplicateToolName` when the toolset already has a tool of that name.
+        """
+        from zigai.reflect import tool as build
+
+        def add(target: Callable[..., Any]) -> Tool:
+            rest = dict(options)
+            name = rest.pop("name", None) or target.__name__
+            description = rest.pop("description", None)
+            built: Tool = build(name, description, target, **rest)
+            tools = (*self._tools, built)
+            _check_unique(self._finish(tool, None) for tool in tools)
+            object.__setattr__(self, "_tools", tools)
+            return built
+
+        if function is not None:
+            if options or not callable(function):
+                raise ToolDefinitionError(
+                    "use @toolset.tool bare or @toolset.tool(name=..., ...) with keywords only"
+                )
+            return add(function)
+        return add
 
     def exposed_name(self, name: str) -> str:
         """The provider-visible name of a member tool called ``name``."""
