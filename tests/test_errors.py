@@ -48,3 +48,16 @@ def test_the_docstring_draws_every_named_error() -> None:
     tree = errors.__doc__ or ""
     missing = sorted(c.__name__ for c in _all_error_classes() if c.__name__ not in tree)
     assert not missing, f"add these to the tree in zigai/errors.py: {missing}"
+
+
+def test_docs_errors_lists_every_error_of_the_tree() -> None:
+    import re
+    from pathlib import Path
+
+    doc = errors.__doc__ or ""
+    tree = doc[doc.index("    ZigAIError"):]
+    names = set(re.findall(r"\b[A-Z][A-Za-z0-9]+\b", tree))
+    page = (Path(__file__).resolve().parent.parent / "docs" / "errors.md").read_text("utf-8")
+    missing = sorted(name for name in names if f"`{name}`" not in page)
+    assert len(names) > 300  # the whole tree was read
+    assert not missing, f"add these to docs/errors.md ('Every named error'): {missing}"
