@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from zigai.agent.config import (
     AgentConfig,
@@ -48,12 +48,27 @@ if TYPE_CHECKING:
 __all__ = ["Agent", "RunLimits", "RunOptions", "RunContext", "DynamicInstruction", "ToolApproval"]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # a default (PEP 696) so an unsubscripted use means "deps of any type"
+    from typing_extensions import TypeVar as _DefaultedTypeVar
+
+    DepsT = _DefaultedTypeVar("DepsT", default=Any)
+else:
+    DepsT = TypeVar("DepsT")
 
 
-class Agent(AgentConfig):
-    """An immutable agent: :class:`AgentConfig` fields plus the run entry points."""
+class Agent(AgentConfig, Generic[DepsT]):
+    """An immutable agent: :class:`AgentConfig` fields plus the run entry points.
+
+    ``Agent[MyDeps]`` is for type checkers: it names the dependency type the agent's tools
+    see as ``ToolRunContext[MyDeps].deps`` (``deps_type=MyDeps`` checks it at run time).
+    """
 
     __slots__ = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "__orig_class__":
+            return  # typing records Agent[Deps](...) here; an agent stays immutable instead
+        AgentConfig.__setattr__(self, name, value)
 
     # -- entry points ----------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ __all__ = ["build_tool"]
 
 def _is_context_annotation(annotation: Any) -> bool:
     annotation = strip_annotated(annotation)
+    annotation = typing.get_origin(annotation) or annotation  # ToolRunContext[Deps]
     return isinstance(annotation, type) and issubclass(annotation, ToolRunContext)
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.messages import Message, RequestMessage, UserPromptPart
@@ -37,19 +37,27 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # a default (PEP 696) so an unsubscripted use means "deps of any type"
+    from typing_extensions import TypeVar as _DefaultedTypeVar
+
+    DepsT = _DefaultedTypeVar("DepsT", default=Any)
+else:
+    DepsT = TypeVar("DepsT")
 
 _SLEEP_SLICE_S = 0.05
 
 
 @dataclass(slots=True)
-class ToolRunContext:
+class ToolRunContext(Generic[DepsT]):
     """Per-call state: dependencies, usage so far, history, run control and call identity.
 
     ``call_deadline`` and ``call_token`` belong to this one call (set by the
-    scheduler); ``control`` is the run's shared deadline and token.
+    scheduler); ``control`` is the run's shared deadline and token.  Annotate a tool's
+    context as ``ToolRunContext[MyDeps]`` and type checkers know ``ctx.deps`` is a
+    ``MyDeps`` (at run time the agent's ``deps_type`` check enforces it).
     """
 
-    deps: Any = None
+    deps: DepsT = None  # type: ignore[assignment]  # None when the run passes no deps
     usage: RunUsage = field(default_factory=RunUsage)
     request_count: int = 0
     messages: tuple[Message, ...] = ()

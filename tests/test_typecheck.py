@@ -1,0 +1,48 @@
+"""Type checkers see the generics: ``ToolRunContext[Deps]`` and ``Agent[Deps]`` (mypy, bounded).
+
+``tests/typecheck/generics_ok.py`` must check clean; every line of ``generics_bad.py`` marked
+``# expect: MESSAGE`` must produce a mypy error containing MESSAGE on that line, and no other
+line may.  mypy runs in a subprocess with a timeout and the repository's mypy cache.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = ROOT / "tests" / "typecheck"
+
+
+def _mypy(path: Path) -> tuple[int, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "setup.cfg"),
+         "--cache-dir", str(ROOT / ".mypy_cache"), "--no-error-summary", str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    return done.returncode, [line for line in done.stdout.splitlines() if ": error:" in line]
+
+
+def test_the_generic_spellings_type_check() -> None:
+    code, errors = _mypy(FILES / "generics_ok.py")
+    assert (code, errors) == (0, [])
+
+
+def test_misused_deps_are_type_errors_on_exactly_the_marked_lines() -> None:
+    path = FILES / "generics_bad.py"
+    expected = {
+        number: match.group(1)
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if (match := re.search(r"# expect: (.+)$", line))
+    }
+    code, errors = _mypy(path)
+    assert code == 1
+    found: dict[int, list[str]] = {}
+    for line in errors:
+        number = int(line.split(":")[1])
+        found.setdefault(number, []).append(line)
+    assert set(found) == set(expected), errors
+    for number, message in expected.items():
+        assert any(message in line for line in found[number]), (message, found[number])
