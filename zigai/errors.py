@@ -185,7 +185,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 SessionRunLimitExceeded, SessionBudgetExceeded
     ├── EvalsError                zigai.evals         InvalidDataset, InvalidEvaluator,
     │                                                 InvalidEvaluatorResult, InvalidEvalOptions,
-    │                                                 ReportClosed
+    │                                                 ReportClosed, TraceTelemetryMissing
     ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
     │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,

@@ -1,11 +1,14 @@
 """zigai.evals: run agents (or any task) over named cases and judge the outputs (layer 6).
 
 Job
-    A :class:`Dataset` holds named :class:`Case` values (inputs, expected output, metadata)
-    and the evaluators applied to each.  ``Dataset.evaluate(task)`` runs an ordinary
-    :class:`~zigai.agent.Agent` -- or any callable -- over every case on a bounded thread
-    pool, runs every evaluator on a read-only :class:`EvalContext`, and returns one owned
-    :class:`Report`.
+    A :class:`Dataset` holds named :class:`Case` values (inputs, expected output, metadata,
+    per-case agent options) and the evaluators applied to each: ordinary, trace (over the
+    spans the agent exported) and report evaluators (over the whole finished run).
+    ``Dataset.evaluate(task)`` runs an ordinary :class:`~zigai.agent.Agent` -- or any
+    callable -- over every case and repetition on a bounded thread pool (or a Dask cluster),
+    with separate task / evaluator retry policies and lifecycle events, and returns one
+    owned :class:`Report`.  ``zigai.evals.io`` reads and writes dataset / report documents,
+    ``zigai.evals.compare`` compares two reports, :class:`ModelGrader` grades with an agent.
 
 Invariants
     * Source order: ``report.cases[i]`` belongs to ``dataset.cases[i]``; concurrent and
@@ -20,11 +23,22 @@ Invariants
 
 Submodules: ``errors``, ``evaluators`` (EvalContext, Grade, EvaluationResult, Evaluator,
 Check and the built-ins), ``case`` (Case), ``dataset`` (Dataset), ``report`` (CaseResult, Report),
-``run`` (the bounded runner, Progress).
+``options`` (Retry, RetryNotice, the lifecycle events), ``run`` (the bounded runner, Progress),
+``stats`` (pass rates, score statistics), ``analysis`` (report evaluators, ReportView,
+Metric, Analysis), ``trace`` (trace evaluators and the span tee).
 """
 
 from __future__ import annotations
 
+from zigai.evals.analysis import (
+    Analysis,
+    MeanScore,
+    Metric,
+    PassRate,
+    ReportCheck,
+    ReportEvaluator,
+    ReportView,
+)
 from zigai.evals.case import MAX_CASE_NAME_BYTES, Case
 from zigai.evals.dataset import MAX_CASES, Dataset
 from zigai.evals.errors import (
@@ -34,6 +48,7 @@ from zigai.evals.errors import (
     InvalidEvaluator,
     InvalidEvaluatorResult,
     ReportClosed,
+    TraceTelemetryMissing,
 )
 from zigai.evals.evaluators import (
     Check,
@@ -46,8 +61,22 @@ from zigai.evals.evaluators import (
     IsJson,
     MatchesSchema,
 )
+from zigai.evals.options import (
+    MAX_ATTEMPTS,
+    MAX_REPETITIONS,
+    CaseErrored,
+    CaseFinished,
+    CaseStarted,
+    EvalEvent,
+    EvaluatorAttempted,
+    Retry,
+    RetryNotice,
+    TaskAttempted,
+)
 from zigai.evals.report import CaseResult, Report
 from zigai.evals.run import MAX_CONCURRENCY, Progress
+from zigai.evals.stats import CasePassRate, ScoreStats
+from zigai.evals.trace import SpanTee, TraceCheck, TraceEvaluator
 
 __all__ = [
     "Case",
@@ -64,13 +93,36 @@ __all__ = [
     "Contains",
     "IsJson",
     "MatchesSchema",
+    "Retry",
+    "RetryNotice",
+    "EvalEvent",
+    "CaseStarted",
+    "TaskAttempted",
+    "EvaluatorAttempted",
+    "CaseErrored",
+    "CaseFinished",
+    "ReportView",
+    "ReportEvaluator",
+    "ReportCheck",
+    "PassRate",
+    "MeanScore",
+    "Metric",
+    "Analysis",
+    "CasePassRate",
+    "ScoreStats",
+    "TraceEvaluator",
+    "TraceCheck",
+    "SpanTee",
     "MAX_CASES",
     "MAX_CASE_NAME_BYTES",
     "MAX_CONCURRENCY",
+    "MAX_REPETITIONS",
+    "MAX_ATTEMPTS",
     "EvalsError",
     "InvalidDataset",
     "InvalidEvaluator",
     "InvalidEvaluatorResult",
     "InvalidEvalOptions",
     "ReportClosed",
+    "TraceTelemetryMissing",
 ]

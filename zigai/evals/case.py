@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from zigai.agent import RunOptions
 from zigai.evals.errors import InvalidDataset
 
 __all__ = ["Case", "MAX_CASE_NAME_BYTES", "check_name"]
@@ -38,13 +39,16 @@ class Case:
     """One named input with an optional expected output and metadata.
 
     ``inputs`` is what the task receives (an ``Agent`` gets it as its prompt).
-    ``expected_output`` is ``None`` when the case has no expected value.
+    ``expected_output`` is ``None`` when the case has no expected value.  ``options`` are
+    per-case :class:`zigai.agent.RunOptions` (deps, model settings, limits ...) for an
+    ``Agent`` task; they stay in code: dataset documents refuse them.
     """
 
     name: str
     inputs: Any
     expected_output: Any = _NO_EXPECTED
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    options: RunOptions | None = None
 
     def __post_init__(self) -> None:
         check_name("case", self.name)
@@ -56,6 +60,10 @@ class Case:
             if not isinstance(key, str):
                 raise InvalidDataset(f"case {self.name!r} metadata keys must be str, got {key!r}")
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        if self.options is not None and not isinstance(self.options, RunOptions):
+            raise InvalidDataset(
+                f"case {self.name!r} options must be a zigai.agent.RunOptions, got {type(self.options).__name__}"
+            )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Case, (self.name, self.inputs, self.expected_output, dict(self.metadata)))
+        return (Case, (self.name, self.inputs, self.expected_output, dict(self.metadata), self.options))

@@ -11,6 +11,7 @@ __all__ = [
     "InvalidEvaluatorResult",
     "InvalidEvalOptions",
     "ReportClosed",
+    "TraceTelemetryMissing",
 ]
 
 
@@ -23,7 +24,8 @@ class InvalidEvaluator(EvalsError):
 
 
 class InvalidEvaluatorResult(EvalsError):
-    """An evaluator returned something other than a bool, a finite-typed number or a Grade.
+    """An evaluator returned something other than a bool, a number or a Grade / Metric, or a
+    report evaluator returned a non-finite value.
 
     It is recorded in the evaluator's result (``error_type``), never raised out of a run.
     """
@@ -39,3 +41,10 @@ class InvalidEvalOptions(EvalsError):
 
 class ReportClosed(EvalsError):
     """A :class:`~zigai.evals.Report` was used after ``close()``."""
+
+
+class TraceTelemetryMissing(EvalsError):
+    """A dataset has trace evaluators but the task is not an Agent with a ``Telemetry`` hook.
+
+    Raised before any case runs.
+    """

@@ -57,6 +57,7 @@ class EvalContext:
     metadata: Mapping[str, Any]
     output: Any
     usage: RunUsage
+    repetition: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,8 @@ class EvaluationResult:
     """One evaluator's outcome for one case run.
 
     ``passed`` is the assertion (``None`` for a score-only evaluator); a recorded error
-    (``error_type`` set) counts as failed.
+    (``error_type`` set) counts as failed.  ``attempts`` counts the calls made (retries
+    included).
     """
 
     name: str
@@ -96,6 +98,7 @@ class EvaluationResult:
     reason: str | None = None
     error_type: str | None = None
     error_message: str | None = None
+    attempts: int = 1
 
     @property
     def failed(self) -> bool:
@@ -241,19 +244,15 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def grade_of(evaluator: Evaluator, context: EvalContext) -> EvaluationResult:
-    """Run one evaluator; record its verdict, or the exception / wrong result it produced."""
-    try:
-        verdict = evaluator.evaluate(context)
-        if isinstance(verdict, bool):
-            verdict = Grade(passed=verdict)
-        elif isinstance(verdict, int | float):
-            verdict = Grade(score=verdict)
-        elif not isinstance(verdict, Grade):
-            raise InvalidEvaluatorResult(
-                f"evaluator {evaluator.name!r} returned {type(verdict).__name__}; "
-                "return a bool, an int/float score or a Grade"
-            )
-    except Exception as error:  # an evaluator failure is a recorded result, not a crash
-        return EvaluationResult(evaluator.name, error_type=type(error).__name__, error_message=str(error))
-    return EvaluationResult(evaluator.name, verdict.passed, verdict.score, verdict.reason)
+def verdict_of(evaluator_name: str, verdict: Any) -> Grade:
+    """Normalize an evaluator's return value into a :class:`Grade` (or raise why not)."""
+    if isinstance(verdict, Grade):
+        return verdict
+    if isinstance(verdict, bool):
+        return Grade(passed=verdict)
+    if isinstance(verdict, int | float):
+        return Grade(score=verdict)
+    raise InvalidEvaluatorResult(
+        f"evaluator {evaluator_name!r} returned {type(verdict).__name__}; "
+        "return a bool, an int/float score or a Grade"
+    )

@@ -1,13 +1,16 @@
-"""The owned outcome of one evaluation run: per-case results in source order.
+"""The owned outcome of one evaluation run: per-unit results in source order, analyses.
 
 Invariants:
 
-* ``Report.cases[i]`` is the result of ``dataset.cases[i]`` whatever order the runs
-  completed in, so a concurrent run yields a report equal to the sequential one;
+* ``Report.cases`` lists every case repetition in source order -- case ``i`` repetition
+  ``r`` is ``cases[i * repetitions + r]`` -- whatever order the runs completed in, so a
+  concurrent run yields a report equal to the sequential one (``duration_s`` is timing,
+  excluded from equality);
 * a case fails when its task raised (``error_type`` set, no evaluations ran) or when any
   evaluation failed (assertion ``False`` or a recorded evaluator error); score-only
   evaluations never fail a case;
-* ``Report.usage`` is the sum of every case's usage;
+* ``Report.usage`` is the sum of every case's usage; ``analyses`` are the report
+  evaluators' results, in dataset order;
 * the report is an owner (``zigai._owner``): ``close()`` releases every result and later
   use raises :class:`~zigai.evals.ReportClosed`.
 """
@@ -15,12 +18,15 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from zigai._owner import Owner
+from zigai.evals import stats
+from zigai.evals.analysis import Analysis
 from zigai.evals.errors import ReportClosed
 from zigai.evals.evaluators import EvaluationResult
+from zigai.telemetry import Span
 from zigai.usage import RunUsage
 
 __all__ = ["CaseResult", "Report"]
@@ -28,7 +34,12 @@ __all__ = ["CaseResult", "Report"]
 
 @dataclass(frozen=True, slots=True)
 class CaseResult:
-    """One case run: the case, the task's output or error, its usage and its evaluations."""
+    """One case repetition: the case, the task's output or error, usage, evaluations, spans.
+
+    ``evaluations`` holds the ordinary evaluators' results, then the trace evaluators'.
+    ``task_attempts`` counts task attempts (retries included); ``spans`` are owned copies
+    of the spans the agent exported (only with trace evaluators).
+    """
 
     case_index: int
     name: str
@@ -41,6 +52,9 @@ class CaseResult:
     error_type: str | None = None
     error_message: str | None = None
     repetition: int = 0
+    task_attempts: int = 1
+    spans: tuple[Span, ...] = ()
+    duration_s: float = field(default=0.0, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -57,14 +71,19 @@ class CaseResult:
 class Report(Owner):
     """The owned results of ``Dataset.evaluate``: a context manager, closed with ``close()``."""
 
-    __slots__ = ("_dataset_name", "_cases", "_usage")
+    __slots__ = ("_dataset_name", "_cases", "_usage", "_repetitions", "_analyses")
 
     _closed_error = ReportClosed
 
-    def __init__(self, dataset_name: str, cases: tuple[CaseResult, ...]) -> None:
+    def __init__(
+        self, dataset_name: str, cases: tuple[CaseResult, ...], *, repetitions: int = 1,
+        analyses: tuple[Analysis, ...] = (),
+    ) -> None:
         super().__init__()
         self._dataset_name = dataset_name
         self._cases = cases
+        self._repetitions = repetitions
+        self._analyses = analyses
         usage = RunUsage()
         for case in cases:
             usage = usage + case.usage
@@ -81,6 +100,40 @@ class Report(Owner):
         return self._cases
 
     @property
+    def repetitions(self) -> int:
+        self._check()
+        return self._repetitions
+
+    @property
+    def analyses(self) -> tuple[Analysis, ...]:
+        """The report evaluators' results, in dataset order."""
+        self._check()
+        return self._analyses
+
+    def analysis(self, name: str) -> Analysis:
+        """The analysis of the report evaluator called ``name``; KeyError when there is none."""
+        self._check()
+        for item in self._analyses:
+            if item.name == name:
+                return item
+        raise KeyError(f"report has no analysis named {name!r}")
+
+    def case_pass_rates(self) -> tuple[stats.CasePassRate, ...]:
+        """How often each source case passed across its repetitions, in source order."""
+        self._check()
+        return stats.case_pass_rates(self._cases)
+
+    def score_stats(self, evaluator: str, case_index: int | None = None) -> stats.ScoreStats:
+        """Finite-score statistics of ``evaluator`` over every result, or one source case's."""
+        self._check()
+        return stats.score_stats(self._cases, evaluator, case_index)
+
+    def all_score_stats(self) -> tuple[stats.ScoreStats, ...]:
+        """:meth:`score_stats` of every evaluator that scored, in first-seen order."""
+        self._check()
+        return stats.all_score_stats(self._cases)
+
+    @property
     def usage(self) -> RunUsage:
         """The usage of every case run, summed."""
         self._check()
@@ -93,17 +146,17 @@ class Report(Owner):
 
     @property
     def pass_rate(self) -> float:
-        """Passed cases divided by all cases (a report always holds at least one case)."""
+        """Passed results divided by all results (every repetition counts)."""
         self._check()
-        return sum(case.passed for case in self._cases) / len(self._cases)
+        return stats.pass_rate(self._cases)
 
-    def case(self, name: str) -> CaseResult:
-        """The result of the case called ``name``; KeyError when there is none."""
+    def case(self, name: str, repetition: int = 0) -> CaseResult:
+        """The result of the case called ``name`` (its ``repetition``); KeyError when none."""
         self._check()
         for case in self._cases:
-            if case.name == name:
+            if case.name == name and case.repetition == repetition:
                 return case
-        raise KeyError(f"report has no case named {name!r}")
+        raise KeyError(f"report has no case named {name!r} with repetition {repetition}")
 
     def __len__(self) -> int:
         self._check()
@@ -114,7 +167,7 @@ class Report(Owner):
         return iter(self._cases)
 
     def summary(self) -> str:
-        """A short readable table: one line per case, then the pass rate."""
+        """A short readable table: one line per case run, the analyses, then the pass rate."""
         self._check()
         lines = []
         for case in self._cases:
@@ -122,13 +175,17 @@ class Report(Owner):
                 detail = f"task error {case.error_type}: {case.error_message}"
             else:
                 detail = ", ".join(_describe(item) for item in case.evaluations) or "no evaluators"
-            lines.append(f"{'PASS' if case.passed else 'FAIL'} {case.name}: {detail}")
+            label = case.name if self._repetitions == 1 else f"{case.name}#{case.repetition}"
+            lines.append(f"{'PASS' if case.passed else 'FAIL'} {label}: {detail}")
+        for item in self._analyses:
+            lines.append(f"{'FAIL' if item.failed else 'OK  '} [{item.name}] {_describe_analysis(item)}")
         passed = sum(case.passed for case in self._cases)
         lines.append(f"{passed}/{len(self._cases)} cases passed")
         return "\n".join(lines)
 
     def _release(self) -> None:
         self._cases = ()
+        self._analyses = ()
 
     def __repr__(self) -> str:
         if self._closed:
@@ -146,3 +203,15 @@ def _describe(item: EvaluationResult) -> str:
         parts.append(f"score={item.score:g}")
     text = f"{item.name} {' '.join(parts)}"
     return f"{text} ({item.reason})" if item.reason and item.failed else text
+
+
+def _describe_analysis(item: Analysis) -> str:
+    if item.error_type is not None:
+        return f"error {item.error_type}: {item.error_message}"
+    parts = []
+    if item.passed is not None:
+        parts.append("ok" if item.passed else "failed")
+    if item.value is not None:
+        parts.append(f"{item.value:g}" + (f" {item.unit}" if item.unit else ""))
+    text = " ".join(parts)
+    return f"{text} ({item.reason})" if item.reason else text
