@@ -15,14 +15,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zigai.evals import stats
 from zigai.evals.errors import InvalidEvaluator, InvalidEvaluatorResult
 from zigai.usage import RunUsage
-
-if TYPE_CHECKING:
-    from zigai.evals.report import CaseResult
 
 __all__ = ["ReportView", "Metric", "Analysis", "ReportEvaluator", "ReportCheck", "PassRate", "MeanScore", "analyse"]
 
@@ -32,7 +29,7 @@ class ReportView:
     """The immutable joined view a report evaluator reads."""
 
     dataset_name: str
-    cases: tuple[CaseResult, ...]
+    cases: tuple[Any, ...]  # CaseResult values (report.py imports this module, not the reverse)
     repetitions: int
 
     @property
