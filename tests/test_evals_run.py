@@ -405,6 +405,10 @@ def test_run_option_bounds_at_the_limit_and_one_past():
         Dataset([Case("a", 1)], trace_evaluators=[ExactMatch()])
     with pytest.raises(InvalidDataset, match="appears twice"):
         Dataset([Case("a", 1)], [ExactMatch(name="x")], report_evaluators=[PassRate(name="x")])
+    trace, rate = TraceCheck("t", lambda c, s: True), PassRate()
+    both = Dataset([Case("a", 1)], trace_evaluators=[trace], report_evaluators=[rate])
+    assert both.trace_evaluators == (trace,) and both.report_evaluators == (rate,)
+    assert repr(trace) == "TraceCheck(name='t')" and repr(rate) == "PassRate(name='pass_rate')"
 
 
 def test_repeated_summary_labels_and_agent_usage_sum():

@@ -185,7 +185,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 SessionRunLimitExceeded, SessionBudgetExceeded
     ├── EvalsError                zigai.evals         InvalidDataset, InvalidEvaluator,
     │                                                 InvalidEvaluatorResult, InvalidEvalOptions,
-    │                                                 ReportClosed, TraceTelemetryMissing
+    │                                                 ReportClosed, TraceTelemetryMissing,
+    │                                                 InvalidGraderVerdict
     ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
     │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,

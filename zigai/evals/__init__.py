@@ -25,7 +25,9 @@ Submodules: ``errors``, ``evaluators`` (EvalContext, Grade, EvaluationResult, Ev
 Check and the built-ins), ``case`` (Case), ``dataset`` (Dataset), ``report`` (CaseResult, Report),
 ``options`` (Retry, RetryNotice, the lifecycle events), ``run`` (the bounded runner, Progress),
 ``stats`` (pass rates, score statistics), ``analysis`` (report evaluators, ReportView,
-Metric, Analysis), ``trace`` (trace evaluators and the span tee).
+Metric, Analysis), ``trace`` (trace evaluators and the span tee), ``grader``
+(ModelGrader: an Agent as judge), ``compare`` (joining two reports into regressions,
+improvements and usage deltas; imported explicitly: ``zigai.evals.compare``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from zigai.evals.errors import (
     InvalidEvalOptions,
     InvalidEvaluator,
     InvalidEvaluatorResult,
+    InvalidGraderVerdict,
     ReportClosed,
     TraceTelemetryMissing,
 )
@@ -61,6 +64,7 @@ from zigai.evals.evaluators import (
     IsJson,
     MatchesSchema,
 )
+from zigai.evals.grader import GraderVerdict, ModelGrader
 from zigai.evals.options import (
     MAX_ATTEMPTS,
     MAX_REPETITIONS,
@@ -113,6 +117,8 @@ __all__ = [
     "TraceEvaluator",
     "TraceCheck",
     "SpanTee",
+    "ModelGrader",
+    "GraderVerdict",
     "MAX_CASES",
     "MAX_CASE_NAME_BYTES",
     "MAX_CONCURRENCY",
@@ -125,4 +131,5 @@ __all__ = [
     "InvalidEvalOptions",
     "ReportClosed",
     "TraceTelemetryMissing",
+    "InvalidGraderVerdict",
 ]

@@ -12,6 +12,7 @@ __all__ = [
     "InvalidEvalOptions",
     "ReportClosed",
     "TraceTelemetryMissing",
+    "InvalidGraderVerdict",
 ]
 
 
@@ -47,4 +48,11 @@ class TraceTelemetryMissing(EvalsError):
     """A dataset has trace evaluators but the task is not an Agent with a ``Telemetry`` hook.
 
     Raised before any case runs.
+    """
+
+
+class InvalidGraderVerdict(EvalsError):
+    """A :class:`~zigai.evals.ModelGrader` agent answered a non-finite or out-of-range score.
+
+    Recorded in the grader's evaluation result, like any evaluator failure.
     """
