@@ -147,6 +147,10 @@ The tree (bases here, named leaves in their modules)::
     │                                                 McpRequestQueueFull, McpRequestTimedOut,
     │                                                 McpRequestCancelled, McpInputRequired,
     │                                                 McpClientClosed, InvalidServerDefinition,
+    │                                                 InvalidInputResponse, McpInputRoundsExhausted
+    │                                                 (under McpInputRequired), TaskExtensionRequired
+    │                                                 (under InvalidMcpRequest), TaskWaitExhausted,
+    │                                                 TaskStoreError
     │                             zigai.mcp.auth      McpAuthError (InvalidAuthChallenge,
     │                                                 AuthMetadataNotFound, InvalidAuthMetadata
     │                                                 (AuthMetadataTooLarge),

@@ -13,7 +13,17 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
-from mcp_types import Completion
+from mcp_types import (
+    CallToolResult,
+    Completion,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    InputRequiredResult,
+    SamplingMessage,
+    TextContent,
+)
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -51,6 +61,29 @@ def build_sdk_server() -> MCPServer:
         await ctx.notify_tools_changed()
         await ctx.notify_resource_updated("memo://greeting")
         return "touched"
+
+    @server.tool()
+    async def interview(topic: str, ctx: Context) -> CallToolResult | InputRequiredResult:
+        """Two input rounds: elicit a name, then sample a summary (the 2026-07-28 MRTR flow)."""
+        answers = ctx.input_responses or {}
+        if ctx.request_state is None:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+            ask = ElicitRequest(params=ElicitRequestFormParams(message=f"Who asks about {topic}?",
+                                                               requested_schema=schema))
+            return InputRequiredResult(input_requests={"who": ask}, request_state="round-1")
+        if ctx.request_state == "round-1":
+            who = answers["who"]
+            if who.action != "accept":
+                return CallToolResult(content=[TextContent(type="text", text=f"no name: {who.action}")])
+            name = who.content["name"]
+            sample = CreateMessageRequest(params=CreateMessageRequestParams(
+                messages=[SamplingMessage(role="user", content=TextContent(type="text", text=f"Summarize {topic}"))],
+                max_tokens=50))
+            return InputRequiredResult(input_requests={"summary": sample}, request_state=f"round-2:{name}")
+        summary = answers["summary"]
+        name = ctx.request_state.split(":", 1)[1]
+        text = f"{name} on {topic}: {summary.content.text} ({summary.model})"
+        return CallToolResult(content=[TextContent(type="text", text=text)])
 
     @server.resource("memo://greeting", mime_type="text/plain")
     def greeting() -> str:

@@ -25,7 +25,8 @@ Submodules
     ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
-    (:class:`Client`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
+    (:class:`Client`), ``input`` (multi round-trip :class:`InputHandler` and
+    :class:`InputResponse` builders), ``listen`` (:func:`listen_with_recovery`), ``toolset``
     (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_values`` (handler values as
     results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
@@ -39,6 +40,7 @@ from zigai.mcp.client import Client, EventSink, ListenResult, RequestOptions
 from zigai.mcp.errors import (
     HeaderMismatch,
     InternalError,
+    InvalidInputResponse,
     InvalidMcpMessage,
     InvalidMcpRequest,
     InvalidParams,
@@ -50,6 +52,7 @@ from zigai.mcp.errors import (
     McpErrorResponse,
     McpHttpStatusError,
     McpInputRequired,
+    McpInputRoundsExhausted,
     McpMessageTooLarge,
     McpRequestCancelled,
     McpRequestQueueFull,
@@ -63,9 +66,13 @@ from zigai.mcp.errors import (
     ParseError,
     SseEventTooLarge,
     StdioLineTooLarge,
+    TaskExtensionRequired,
+    TaskStoreError,
+    TaskWaitExhausted,
     UnsupportedProtocolVersion,
 )
 from zigai.mcp.http import StreamableHttpTransport
+from zigai.mcp.input import InputHandler, InputKind, InputRequest, InputRequired, InputResponse
 from zigai.mcp.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
 from zigai.mcp.listen import listen_with_recovery
 from zigai.mcp.memory import InProcessTransport
@@ -124,6 +131,7 @@ __all__ = [
     "ClientCapabilities", "ServerCapabilities", "Implementation", "LogLevel", "Notification",
     "RequestMetadata", "SubscriptionFilter", "PromptRequest", "CompletionRequest",
     "PromptReference", "ResourceTemplateReference",
+    "InputHandler", "InputKind", "InputRequest", "InputRequired", "InputResponse",
     "ToolInfo", "Page", "CallToolResult", "ContentBlock", "TextBlock", "ImageBlock", "AudioBlock",
     "ResourceLinkBlock", "EmbeddedResourceBlock", "UnknownBlock", "TextResourceContents",
     "BlobResourceContents", "Resource", "ResourceTemplate", "ReadResourceResult", "Prompt",
@@ -138,5 +146,6 @@ __all__ = [
     "McpServerExited", "InvalidMcpMessage", "McpMessageTooLarge", "SseEventTooLarge",
     "StdioLineTooLarge", "NotificationBacklogFull", "InvalidMcpRequest", "McpRequestQueueFull",
     "McpRequestTimedOut", "McpRequestCancelled", "McpInputRequired", "McpClientClosed",
-    "InvalidServerDefinition",
+    "InvalidServerDefinition", "InvalidInputResponse", "McpInputRoundsExhausted",
+    "TaskExtensionRequired", "TaskWaitExhausted", "TaskStoreError",
 ]

@@ -15,7 +15,10 @@ Invariants
     * Every reply was bounded by the MCP message JSON profile in the transport.  Error replies
       raise the :class:`McpErrorResponse` subclass of their code; ``resultType`` other than
       ``complete`` raises :class:`McpInputRequired` (input required) or
-      :class:`InvalidMcpMessage` (unknown) from the typed helpers.
+      :class:`InvalidMcpMessage` (unknown) from the typed helpers.  With an ``input_handler``,
+      ``tools/call``, ``prompts/get`` and ``resources/read`` answer each input request through
+      it and retry with ``inputResponses`` and the verbatim ``requestState``, at most
+      ``max_input_rounds`` times (then :class:`McpInputRoundsExhausted`).
     * Over a header-mirroring transport, tools whose ``x-mcp-header`` annotations are invalid
       are left out of listings (reported in ``Page.rejected``); calls mirror annotated
       arguments into ``Mcp-Param-*`` headers, and one ``HeaderMismatch`` triggers a re-list and
@@ -39,9 +42,17 @@ from zigai.mcp.errors import (
     InvalidMcpRequest,
     McpClientClosed,
     McpInputRequired,
+    McpInputRoundsExhausted,
     error_for_code,
 )
 from zigai.mcp.headers import header_parameters, invalid_header_annotation, param_headers
+from zigai.mcp.input import (
+    DEFAULT_MAX_INPUT_ROUNDS,
+    MRTR_METHODS,
+    InputHandler,
+    answer_inputs,
+    parse_input_required,
+)
 from zigai.mcp.jsonrpc import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -152,6 +163,8 @@ class Client:
         default_timeout_ms: int | None = None,
         on_notification: EventSink | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
+        input_handler: InputHandler | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
     ) -> None:
         if not isinstance(transport, McpTransport):
             raise InvalidMcpRequest("Client needs an McpTransport (StdioTransport, StreamableHttpTransport, ...)")
@@ -164,6 +177,12 @@ class Client:
         self.default_timeout_ms = default_timeout_ms
         self.on_notification = on_notification
         self.max_pages = max_pages
+        if input_handler is not None and not callable(input_handler):
+            raise InvalidMcpRequest("input_handler must be callable (InputRequest -> InputResponse)")
+        if isinstance(max_input_rounds, bool) or not isinstance(max_input_rounds, int) or max_input_rounds < 1:
+            raise InvalidMcpRequest("max_input_rounds must be a positive integer")
+        self.input_handler = input_handler
+        self.max_input_rounds = max_input_rounds
         self.server_capabilities: ServerCapabilities | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -290,7 +309,26 @@ class Client:
 
     def _typed(self, method: str, params: Mapping[str, Any] | None, options: RequestOptions | None,
                **kwargs: Any) -> dict[str, Any]:
-        return self._complete(method, self._exchange(method, params, options, **kwargs))
+        result = self._exchange(method, params, options, **kwargs)
+        if self.input_handler is None or method not in MRTR_METHODS:
+            return self._complete(method, result)
+        retry = dict(params or {})
+        for _ in range(self.max_input_rounds):
+            if result.get("resultType", "complete") != "input_required":
+                return self._complete(method, result)
+            needed = parse_input_required(result, f"{method} result")
+            retry.pop("inputResponses", None)
+            retry.pop("requestState", None)
+            if needed.requests:
+                retry["inputResponses"] = answer_inputs(self.input_handler, needed.requests)
+            if needed.request_state is not None:
+                retry["requestState"] = needed.request_state
+            result = self._exchange(method, retry, options, **kwargs)
+        if result.get("resultType", "complete") == "input_required":
+            raise McpInputRoundsExhausted(
+                f"{method}: the server still needs input after {self.max_input_rounds} rounds "
+                "(raise Client(max_input_rounds=...) if the server legitimately asks more)", result=result)
+        return self._complete(method, result)
 
     # -- generic paths ----------------------------------------------------------------------
 

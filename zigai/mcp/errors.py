@@ -52,6 +52,11 @@ __all__ = [
     "McpInputRequired",
     "McpClientClosed",
     "InvalidServerDefinition",
+    "InvalidInputResponse",
+    "McpInputRoundsExhausted",
+    "TaskExtensionRequired",
+    "TaskWaitExhausted",
+    "TaskStoreError",
     "error_for_code",
 ]
 
@@ -256,6 +261,34 @@ class McpInputRequired(McpError):
     def __init__(self, message: str, *, result: Any = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class InvalidInputResponse(McpError):
+    """An input handler's answer does not fit the input request it answers (family or shape)."""
+
+
+class McpInputRoundsExhausted(McpInputRequired):
+    """The server still asked for input after the client's bound of multi round-trip retries."""
+
+
+class TaskExtensionRequired(InvalidMcpRequest):
+    """A tasks request was refused before any I/O: the tasks extension is not declared."""
+
+
+class TaskWaitExhausted(McpError):
+    """``wait_task`` used its whole poll budget before the task ended (the task was cancelled).
+
+    ``task_id`` names the task; ``last_status`` is the last status the server reported.
+    """
+
+    def __init__(self, message: str, *, task_id: str | None = None, last_status: str | None = None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+        self.last_status = last_status
+
+
+class TaskStoreError(McpError):
+    """The task store could not load or save its snapshot (I/O, size bound, version, shape)."""
 
 
 class McpClientClosed(McpError):

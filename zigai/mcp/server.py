@@ -58,6 +58,7 @@ from zigai.mcp.errors import (
     UnsupportedProtocolVersion,
 )
 from zigai.mcp.headers import check_param_headers, decode_header_value, invalid_header_annotation
+from zigai.mcp.input import InputRequired
 from zigai.mcp.jsonrpc import (
     HEADER_METHOD,
     HEADER_NAME,
@@ -566,6 +567,8 @@ class Server:
         except Exception:
             _log.exception("MCP tool %r failed", name)
             return error_result(f"tool {name!r} failed").to_json()
+        if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
+            return value.to_json()
         return tool_value(value).to_json()
 
     def _run_zigai_tool(self, tool: Tool, arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
