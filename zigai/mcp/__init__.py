@@ -26,7 +26,10 @@ Submodules
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
     (:class:`Client`), ``input`` (multi round-trip :class:`InputHandler` and
-    :class:`InputResponse` builders), ``listen`` (:func:`listen_with_recovery`), ``toolset``
+    :class:`InputResponse` builders), ``tasks`` (the Tasks extension's tagged task states and
+    request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``),
+    ``task_store`` (:class:`FileStore`, two-phase input records), ``server_tasks``
+    (:class:`TaskServer`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
     (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_values`` (handler values as
     results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
@@ -115,7 +118,19 @@ from zigai.mcp.results import (
 from zigai.mcp.server import Server, ServerRequest, current_request
 from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
 from zigai.mcp.server_stdio import serve_stdio
+from zigai.mcp.server_tasks import TaskContext, TaskServer
 from zigai.mcp.stdio import StderrMode, StdioOptions, StdioTransport
+from zigai.mcp.task_client import TaskPolling
+from zigai.mcp.task_store import FileStore, MemoryStore, TaskRecord, TaskStore
+from zigai.mcp.tasks import (
+    TASKS_EXTENSION,
+    TaskCancelled,
+    TaskCompleted,
+    TaskFailed,
+    TaskNeedsInput,
+    TaskState,
+    TaskWorking,
+)
 from zigai.mcp.toolset import McpToolset, render_tool_result
 from zigai.mcp.transport import McpTransport, OutgoingRequest
 
@@ -132,6 +147,10 @@ __all__ = [
     "RequestMetadata", "SubscriptionFilter", "PromptRequest", "CompletionRequest",
     "PromptReference", "ResourceTemplateReference",
     "InputHandler", "InputKind", "InputRequest", "InputRequired", "InputResponse",
+    # the Tasks extension
+    "TASKS_EXTENSION", "TaskState", "TaskWorking", "TaskNeedsInput", "TaskCompleted", "TaskFailed",
+    "TaskCancelled", "TaskPolling", "TaskStore", "TaskRecord", "FileStore", "MemoryStore",
+    "TaskServer", "TaskContext",
     "ToolInfo", "Page", "CallToolResult", "ContentBlock", "TextBlock", "ImageBlock", "AudioBlock",
     "ResourceLinkBlock", "EmbeddedResourceBlock", "UnknownBlock", "TextResourceContents",
     "BlobResourceContents", "Resource", "ResourceTemplate", "ReadResourceResult", "Prompt",

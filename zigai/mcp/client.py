@@ -35,7 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from zigai.control import CancellationToken, RunControl
+from zigai.control import CancellationToken
+from zigai.mcp import task_client
 from zigai.mcp.errors import (
     HeaderMismatch,
     InvalidMcpMessage,
@@ -67,6 +68,7 @@ from zigai.mcp.jsonrpc import (
     notification_message,
     request_message,
 )
+from zigai.mcp.options import EventSink, RequestOptions, _checked_options
 from zigai.mcp.primitives import (
     ClientCapabilities,
     CompletionRequest,
@@ -90,42 +92,15 @@ from zigai.mcp.results import (
     ToolInfo,
     parse_page,
 )
+from zigai.mcp.task_client import TaskPolling, completed_result, track_created, wait_task
+from zigai.mcp.task_store import TaskStore
+from zigai.mcp.tasks import TASKS_EXTENSION, TaskState, parse_task
 from zigai.mcp.transport import McpTransport, OutgoingRequest
 
 __all__ = ["Client", "RequestOptions", "ListenResult", "EventSink", "DEFAULT_MAX_PAGES"]
 
 _log = logging.getLogger("zigai.mcp.client")
 DEFAULT_MAX_PAGES = 100
-EventSink = Callable[[Notification], None]
-
-
-@dataclass(frozen=True, slots=True)
-class RequestOptions:
-    """Per-request controls.
-
-    The deadline is the earliest of ``control.deadline``, ``timeout_ms`` from now and the
-    client's default; the request is cancelled when ``control.token``, ``cancel`` or
-    :meth:`Client.cancel` fires.  ``on_notification`` receives this request's notifications
-    (progress, log messages) on the calling thread.  ``request_id`` fixes the JSON-RPC id (the
-    subscription id of a listen stream); by default the client numbers requests itself.
-    """
-
-    control: RunControl | None = None
-    timeout_ms: int | None = None
-    cancel: CancellationToken | None = None
-    metadata: RequestMetadata | None = None
-    on_notification: EventSink | None = None
-    request_id: RequestId | None = None
-
-    def __post_init__(self) -> None:
-        if self.timeout_ms is not None and (
-            isinstance(self.timeout_ms, bool) or not isinstance(self.timeout_ms, int) or self.timeout_ms < 0
-        ):
-            raise InvalidMcpRequest("RequestOptions.timeout_ms must be None or an int >= 0")
-        if self.metadata is not None and not isinstance(self.metadata, RequestMetadata):
-            raise InvalidMcpRequest("RequestOptions.metadata must be a RequestMetadata")
-        if self.request_id is not None:
-            check_request_id(self.request_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,19 +110,6 @@ class ListenResult:
     subscription_id: RequestId
     acknowledged: SubscriptionFilter
     raw: dict[str, Any]
-
-
-_NO_OPTIONS = RequestOptions()
-
-
-def _checked_options(options: object) -> RequestOptions:
-    """``options`` itself, or the empty options for ``None``; anything else is refused (an
-    empty dict must not pass as "no options")."""
-    if options is None:
-        return _NO_OPTIONS
-    if not isinstance(options, RequestOptions):
-        raise InvalidMcpRequest(f"options must be a RequestOptions, not {type(options).__name__}")
-    return options
 
 
 class Client:
@@ -165,6 +127,8 @@ class Client:
         max_pages: int = DEFAULT_MAX_PAGES,
         input_handler: InputHandler | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        task_store: TaskStore | None = None,
+        task_polling: TaskPolling | None = None,
     ) -> None:
         if not isinstance(transport, McpTransport):
             raise InvalidMcpRequest("Client needs an McpTransport (StdioTransport, StreamableHttpTransport, ...)")
@@ -183,6 +147,12 @@ class Client:
             raise InvalidMcpRequest("max_input_rounds must be a positive integer")
         self.input_handler = input_handler
         self.max_input_rounds = max_input_rounds
+        if task_store is not None and not isinstance(task_store, TaskStore):
+            raise InvalidMcpRequest("task_store must implement load/save/remove (for example mcp.FileStore)")
+        if task_polling is not None and not isinstance(task_polling, TaskPolling):
+            raise InvalidMcpRequest("task_polling must be a TaskPolling")
+        self.task_store = task_store
+        self.task_polling = task_polling or TaskPolling()
         self.server_capabilities: ServerCapabilities | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -310,12 +280,23 @@ class Client:
     def _typed(self, method: str, params: Mapping[str, Any] | None, options: RequestOptions | None,
                **kwargs: Any) -> dict[str, Any]:
         result = self._exchange(method, params, options, **kwargs)
-        if self.input_handler is None or method not in MRTR_METHODS:
-            return self._complete(method, result)
+        if self.input_handler is not None and method in MRTR_METHODS:
+            result = self._input_rounds(method, params, options, result, kwargs)
+        if result.get("resultType") == "task" and method == "tools/call" and \
+                TASKS_EXTENSION in (self.capabilities.extensions or {}):
+            state = parse_task(result, f"{method} task")
+            track_created(self, state, method, (params or {}).get("name"), options)
+            final = state if state.terminal else wait_task(self, state.task_id, options=options)
+            result = completed_result(final, method)
+        return self._complete(method, result)
+
+    def _input_rounds(self, method: str, params: Mapping[str, Any] | None, options: RequestOptions | None,
+                      result: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        assert self.input_handler is not None
         retry = dict(params or {})
         for _ in range(self.max_input_rounds):
             if result.get("resultType", "complete") != "input_required":
-                return self._complete(method, result)
+                return result
             needed = parse_input_required(result, f"{method} result")
             retry.pop("inputResponses", None)
             retry.pop("requestState", None)
@@ -328,7 +309,27 @@ class Client:
             raise McpInputRoundsExhausted(
                 f"{method}: the server still needs input after {self.max_input_rounds} rounds "
                 "(raise Client(max_input_rounds=...) if the server legitimately asks more)", result=result)
-        return self._complete(method, result)
+        return result
+
+    # -- the Tasks extension (see task_client) ------------------------------------------------
+
+    def get_task(self, task_id: str, options: RequestOptions | None = None) -> TaskState:
+        return task_client.get_task(self, task_id, options)
+
+    def update_task(self, task_id: str, responses: Mapping[str, Any],
+                    options: RequestOptions | None = None) -> dict[str, Any]:
+        return task_client.update_task(self, task_id, responses, options)
+
+    def cancel_task(self, task_id: str, options: RequestOptions | None = None) -> TaskState | None:
+        return task_client.cancel_task(self, task_id, options)
+
+    def wait_task(self, task_id: str, *, options: RequestOptions | None = None, polling: TaskPolling | None = None,
+                  on_state: Callable[[TaskState], None] | None = None) -> TaskState:
+        return task_client.wait_task(self, task_id, options=options, polling=polling, on_state=on_state)
+
+    def resume_tasks(self, *, options: RequestOptions | None = None,
+                     polling: TaskPolling | None = None) -> list[TaskState]:
+        return task_client.resume_tasks(self, options=options, polling=polling)
 
     # -- generic paths ----------------------------------------------------------------------
 

@@ -76,6 +76,9 @@ NAME_BEARING_METHODS: Mapping[str, str] = {
     "tools/call": "name",
     "prompts/get": "name",
     "resources/read": "uri",
+    "tasks/get": "taskId",  # the Tasks extension routes by task id
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
 }
 
 RequestId = int | str

@@ -107,6 +107,7 @@ from zigai.mcp.server_values import (
     resource_contents,
     tool_value,
 )
+from zigai.mcp.tasks import TASK_STATE_TYPES
 from zigai.messages import TextContent, UserPromptPart
 from zigai.tool import InvalidToolArguments, ModelRetry, Tool, ToolRunContext, ToolTimedOut
 
@@ -340,6 +341,14 @@ class Server:
         with self._lock:
             self._methods[method] = _MethodEntry(handler, requires)
 
+    def declare_extension(self, name: str, settings: Mapping[str, Any] | None = None) -> None:
+        """Advertise an extension in ``server/discover`` (its methods come from :meth:`add_method`)."""
+        try:
+            declared = ServerCapabilities(extensions={**(self._extensions or {}), name: dict(settings or {})})
+        except InvalidMcpRequest as exc:
+            raise InvalidServerDefinition(str(exc)) from None
+        self._extensions = declared.extensions
+
     # -- change notifications ----------------------------------------------------------------
 
     def notify_tools_changed(self) -> None:
@@ -569,6 +578,8 @@ class Server:
             return error_result(f"tool {name!r} failed").to_json()
         if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
             return value.to_json()
+        if isinstance(value, TASK_STATE_TYPES):  # the Tasks extension: a task handle instead of a result
+            return {**value.to_json(), "resultType": "task"}
         return tool_value(value).to_json()
 
     def _run_zigai_tool(self, tool: Tool, arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:

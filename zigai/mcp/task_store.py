@@ -1,0 +1,182 @@
+"""Durable task records for the MCP Tasks extension: the store interface and :class:`FileStore`.
+
+Job
+    Remember, across client restarts, which remote tasks this client is waiting for and the
+    input it already gave them.  A :class:`TaskRecord` holds a task id, what created it, the
+    validated input responses not yet acknowledged by the server (``pending``) and the keys
+    the server has acknowledged (``answered``).  Transports and task contracts know nothing of
+    files: the client talks to any :class:`TaskStore` (``load`` / ``save`` / ``remove``).
+
+Invariants
+    * Two-phase input: a response is saved in ``pending`` before ``tasks/update`` is sent; only
+      the server's acknowledgement moves its key to ``answered``.  A restarted client resends
+      ``pending`` and never asks its input handler again for a pending or answered key.
+    * :class:`FileStore` writes one versioned JSON snapshot (``{"version": 1, "tasks": [...]}``)
+      by atomic replacement (temporary file in the same folder, fsync, ``os.replace``) with
+      owner-only permissions (0600); the snapshot is bounded in bytes and in tasks, checked on
+      both save and load, and any violation is :class:`TaskStoreError` with the file untouched.
+    * Records keep insertion order; ``load`` returns copies.  The store is thread-safe.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from zigai.mcp.errors import TaskStoreError
+
+__all__ = ["TaskRecord", "TaskStore", "MemoryStore", "FileStore", "SNAPSHOT_VERSION",
+           "DEFAULT_MAX_SNAPSHOT_BYTES", "DEFAULT_MAX_TASKS"]
+
+SNAPSHOT_VERSION = 1
+DEFAULT_MAX_SNAPSHOT_BYTES = 1 << 20
+DEFAULT_MAX_TASKS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """One tracked task: its id, origin (``method``, ``name``) and two-phase input state."""
+
+    task_id: str
+    method: str = "tools/call"
+    name: str | None = None
+    pending: Mapping[str, Any] = field(default_factory=dict)
+    answered: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"taskId": self.task_id, "method": self.method, "name": self.name,
+                "pending": copy.deepcopy(dict(self.pending)), "answered": list(self.answered)}
+
+    @classmethod
+    def from_json(cls, value: object) -> TaskRecord:
+        if not isinstance(value, dict):
+            raise TaskStoreError("a task record must be a JSON object")
+        task_id, method, name = value.get("taskId"), value.get("method"), value.get("name")
+        pending, answered = value.get("pending", {}), value.get("answered", [])
+        if (not isinstance(task_id, str) or not task_id or not isinstance(method, str)
+                or not (name is None or isinstance(name, str)) or not isinstance(pending, dict)
+                or not isinstance(answered, list) or not all(isinstance(key, str) for key in answered)):
+            raise TaskStoreError("a task record has the wrong shape (taskId, method, name, pending, answered)")
+        return cls(task_id, method, name, copy.deepcopy(pending), tuple(answered))
+
+
+@runtime_checkable
+class TaskStore(Protocol):
+    """Where a client keeps its :class:`TaskRecord` values."""
+
+    def load(self) -> list[TaskRecord]:
+        """Every record, oldest first."""
+        ...
+
+    def save(self, record: TaskRecord) -> None:
+        """Insert or replace the record of ``record.task_id`` (durably, before returning)."""
+        ...
+
+    def remove(self, task_id: str) -> None:
+        """Forget a task; unknown ids are ignored."""
+        ...
+
+
+class MemoryStore:
+    """A :class:`TaskStore` in this process only (for tests and short-lived clients)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, TaskRecord] = {}
+        self._lock = threading.Lock()
+
+    def load(self) -> list[TaskRecord]:
+        with self._lock:
+            return list(self._records.values())
+
+    def save(self, record: TaskRecord) -> None:
+        with self._lock:
+            self._records[record.task_id] = record
+
+    def remove(self, task_id: str) -> None:
+        with self._lock:
+            self._records.pop(task_id, None)
+
+
+class FileStore:
+    """A :class:`TaskStore` in one JSON snapshot file (see module docstring)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_SNAPSHOT_BYTES,
+                 max_tasks: int = DEFAULT_MAX_TASKS) -> None:
+        for name, value in (("max_bytes", max_bytes), ("max_tasks", max_tasks)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise TaskStoreError(f"FileStore {name} must be a positive integer")
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self.max_tasks = max_tasks
+        self._lock = threading.Lock()
+
+    def load(self) -> list[TaskRecord]:
+        with self._lock:
+            return list(self._read().values())
+
+    def save(self, record: TaskRecord) -> None:
+        if not isinstance(record, TaskRecord):
+            raise TaskStoreError("FileStore.save needs a TaskRecord")
+        with self._lock:
+            records = self._read()
+            records[record.task_id] = record
+            self._write(records)
+
+    def remove(self, task_id: str) -> None:
+        with self._lock:
+            records = self._read()
+            if records.pop(task_id, None) is not None:
+                self._write(records)
+
+    def _read(self) -> dict[str, TaskRecord]:
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read(self.max_bytes + 1)
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise TaskStoreError(f"cannot read the task snapshot {self.path}: {exc.strerror}") from None
+        if len(data) > self.max_bytes:
+            raise TaskStoreError(f"the task snapshot {self.path} is larger than {self.max_bytes} bytes")
+        try:
+            snapshot = json.loads(data)
+        except ValueError:
+            raise TaskStoreError(f"the task snapshot {self.path} is not JSON; move it aside to start afresh") from None
+        if not isinstance(snapshot, dict) or snapshot.get("version") != SNAPSHOT_VERSION:
+            raise TaskStoreError(f"the task snapshot {self.path} is not version {SNAPSHOT_VERSION}")
+        tasks = snapshot.get("tasks")
+        if not isinstance(tasks, list) or len(tasks) > self.max_tasks:
+            raise TaskStoreError(f"the task snapshot {self.path} needs a list of at most {self.max_tasks} tasks")
+        records = [TaskRecord.from_json(item) for item in tasks]
+        return {record.task_id: record for record in records}
+
+    def _write(self, records: dict[str, TaskRecord]) -> None:
+        if len(records) > self.max_tasks:
+            raise TaskStoreError(f"the task store holds at most {self.max_tasks} tasks; "
+                                 "wait for or cancel some before starting more")
+        body = json.dumps({"version": SNAPSHOT_VERSION, "tasks": [record.to_json() for record in records.values()]},
+                          separators=(",", ":"), ensure_ascii=False).encode()
+        if len(body) > self.max_bytes:
+            raise TaskStoreError(f"the task snapshot would exceed {self.max_bytes} bytes")
+        folder = self.path.parent
+        try:
+            descriptor, temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise TaskStoreError(f"cannot write the task snapshot in {folder}: {exc.strerror}") from None
+        try:
+            os.fchmod(descriptor, 0o600)
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(body)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, self.path)
+        except OSError as exc:  # pragma: no cover - a disk failing mid-write
+            Path(temporary).unlink(missing_ok=True)
+            raise TaskStoreError(f"cannot write the task snapshot {self.path}: {exc.strerror}") from None
