@@ -22,6 +22,7 @@ from zigai import mcp
 from zigai.control import CancellationToken
 from zigai.mcp.tasks import parse_task
 from zigai.security import UrlPolicy
+from zigai.tool import ModelRetry
 
 EXT = mcp.ClientCapabilities(extensions={mcp.TASKS_EXTENSION: {}}, elicitation={}, sampling={})
 FAST = mcp.TaskPolling(min_interval_ms=1, max_interval_ms=20, max_polls=500)
@@ -505,3 +506,67 @@ def test_zigai_server_enforces_capability_ids_and_answer_families() -> None:
     with mcp.Client(mcp.InProcessTransport(server)) as plain:
         with pytest.raises(mcp.InvalidParams, match="needs input"):
             plain.call_tool("interview", {})
+
+
+def test_task_context_guards_and_inline_runs() -> None:
+    server = mcp.Server("guards", "1.0")
+    tasks = mcp.TaskServer(server, poll_interval_ms=1, ttl_ms=0, max_tasks=1)
+    outcome: dict[str, Any] = {}
+
+    def inline(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
+        context.status("ignored inline")
+        return f"inline {context.task_id} {context.cancelled}"
+
+    def guarded(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
+        for attempt in (lambda: context.ask(), lambda: context.ask("x")):  # type: ignore[arg-type]
+            try:
+                attempt()
+            except mcp.InvalidParams as exc:
+                outcome.setdefault("errors", []).append(str(exc))
+        request = mcp.InputRequest.from_json("k", ELICIT)
+        try:
+            context.ask(request, timeout_s=0.05)
+        except mcp.InternalError as exc:
+            outcome["timeout"] = str(exc)
+        try:
+            context.ask(request)
+        except mcp.InvalidParams as exc:
+            outcome["duplicate"] = str(exc)
+        raise ModelRetry("try another city")
+
+    def late(request: mcp.InputRequest) -> mcp.InputResponse:
+        time.sleep(0.3)  # slower than the task's 0.05 s input timeout
+        return answer(request)
+
+    tasks.add_tool(mcp.ToolInfo("inline", {"type": "object"}), inline)
+    tasks.add_tool(mcp.ToolInfo("guarded", {"type": "object"}), guarded)
+    with tasks, mcp.Client(mcp.InProcessTransport(server)) as plain, \
+            mcp.Client(mcp.InProcessTransport(server), capabilities=EXT, task_polling=FAST, input_handler=late) as client:
+        assert plain.call_tool("inline", {}).text == "inline None False"
+        result = client.call_tool("guarded", {})
+        assert result.is_error and result.text == "try another city"
+        # ttl 0: the finished task is dropped when the next one is created, so max_tasks=1 holds
+        assert client.call_tool("inline", {}).text.startswith("inline ")
+    assert outcome["errors"] == ["TaskContext.ask needs InputRequest values"] * 2
+    assert "got no input within 0.05 s" in outcome["timeout"] and "already asked" in outcome["duplicate"]
+
+
+def test_the_server_task_bound_holds_and_waiting_input_sees_cancel() -> None:
+    server = mcp.Server("bounded", "1.0")
+    tasks = mcp.TaskServer(server, poll_interval_ms=1, ttl_ms=None, max_tasks=1)
+    stopped = threading.Event()
+
+    def waits(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
+        try:
+            return str(context.ask(mcp.InputRequest.from_json("k", ELICIT)))
+        finally:
+            stopped.set()
+
+    tasks.add_tool(mcp.ToolInfo("waits", {"type": "object"}), waits)
+    with tasks, mcp.Client(mcp.InProcessTransport(server), capabilities=EXT, task_polling=FAST) as client:
+        first = client.request_json("tools/call", {"name": "waits", "arguments": {}})
+        with pytest.raises(mcp.InternalError, match="already holds 1 tasks"):
+            client.request_json("tools/call", {"name": "waits", "arguments": {}})
+        assert isinstance(client.cancel_task(first["taskId"]), mcp.TaskCancelled)
+        assert stopped.wait(5)
+        assert isinstance(client.get_task(first["taskId"]), mcp.TaskCancelled)

@@ -40,7 +40,7 @@ from zigai.mcp.errors import (
     TaskWaitExhausted,
 )
 from zigai.mcp.input import InputHandler, answer_inputs
-from zigai.mcp.options import RequestOptions
+from zigai.mcp.options import RequestOptions, _checked_options
 from zigai.mcp.primitives import ClientCapabilities
 from zigai.mcp.task_store import TaskRecord, TaskStore
 from zigai.mcp.tasks import (
@@ -175,8 +175,6 @@ def _best_effort_cancel(client: Client, task_id: str, options: RequestOptions | 
 def wait_task(client: Client, task_id: str, *, options: RequestOptions | None = None,
               polling: TaskPolling | None = None, on_state: Callable[[TaskState], None] | None = None) -> TaskState:
     """Poll ``task_id`` until it is completed, failed or cancelled; that terminal state."""
-    from zigai.mcp.client import _checked_options
-
     get_params(task_id)
     _require_extension(client, "tasks/get")
     options = _checked_options(options)
