@@ -183,6 +183,35 @@ def zigai_stream_1000_deltas_per_s(reps: int) -> float:
     return _median(reps, _per_second(once, 5)) * _DELTAS
 
 
+_LONG_DELTAS = 64_000
+_LONG_DELTA_TEXT = tuple(f"{i % 10_000:>7} " for i in range(_LONG_DELTAS))  # 8 chars each
+
+
+def zigai_agent_stream_64k_deltas_per_s(reps: int) -> float:
+    """Deltas per second of one streamed agent run of 64,000 deltas (512 KB of text).
+
+    Every delta produces a raw part event and a text-so-far ``partial_output`` event; if the
+    per-delta work grew with the text (a copy of the text so far per delta) this run would
+    copy ~16 GB, so its rate against ``stream_1000_deltas_per_s`` shows the curve.
+    """
+    from zigai.agent import Agent
+    from zigai.testing import FunctionModel
+
+    def stream(messages: Any, info: Any) -> Any:
+        return _LONG_DELTA_TEXT
+
+    agent = Agent(FunctionModel(stream_function=stream))
+
+    def once() -> None:
+        with agent.run_stream("Stream") as events:
+            count = sum(1 for e in events if e.event_kind == "partial_output")
+            with events.result() as result:
+                assert len(result.output) == 8 * _LONG_DELTAS
+        assert count == _LONG_DELTAS
+
+    return _median(max(1, reps), _per_second(once, 1)) * _LONG_DELTAS
+
+
 # -- PydanticAI peer ---------------------------------------------------------------------------
 
 
@@ -304,4 +333,6 @@ WORKLOADS: list[dict[str, Any]] = [
      "run": zigai_structured_output_per_s, "peer": peer_structured_output_per_s},
     {"name": "stream_1000_deltas_per_s", "unit": "deltas/s", "lower_is_better": False,
      "run": zigai_stream_1000_deltas_per_s, "peer": peer_stream_1000_deltas_per_s},
+    {"name": "agent_stream_64k_deltas_per_s", "unit": "deltas/s", "lower_is_better": False,
+     "run": zigai_agent_stream_64k_deltas_per_s},
 ]

@@ -6,6 +6,11 @@ structured snapshots come from the output-bearing text (native, prompted, JSON o
 output tool's arguments, repaired and partially checked; partial-aware output functions and
 validators then see them with ``partial_output=True`` (``retry`` suppresses the snapshot, a
 raised error stops the stream).  A snapshot equal to the last delivered one is not repeated.
+
+Per-delta work for plain text output (no output functions or validators) is O(delta): the
+pieces go into one :class:`~zigai.agent.events.TextSoFar` and each snapshot records only
+its piece count, joining on first read.  Structured snapshots still re-repair the whole
+prefix per delta (the JSON repair is not incremental).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from zigai.agent.events import PartialOutputEvent
+from zigai.agent.events import PartialOutputEvent, TextSoFar
 from zigai.messages import TextPart, ToolCallPart
 from zigai.model import PartDeltaEvent, PartStartEvent, TextPartDelta, ToolCallPartDelta
 from zigai.output import OutputMode, OutputResult, OutputRunContext
@@ -33,7 +38,7 @@ class PartialOutputDeriver:
     """Turns raw model events of one response into partial output snapshots."""
 
     __slots__ = ("_run", "_mode", "_text", "_args", "_names", "_last", "_callbacks",
-                 "_output_tools")
+                 "_output_tools", "_pieces")
 
     def __init__(self, run: RunCore) -> None:
         self._run = run
@@ -47,6 +52,8 @@ class PartialOutputDeriver:
             c.choice.function is not None for c in output.choices
         )
         self._output_tools = output.tool_names
+        # Plain text output without callbacks keeps pieces, not a growing copy: O(delta).
+        self._pieces = TextSoFar() if self._mode is OutputMode.text and not self._callbacks else None
 
     def derive(self, event: ModelStreamEvent) -> PartialOutputEvent | None:
         mode = self._mode
@@ -61,6 +68,10 @@ class PartialOutputDeriver:
             chunk = event.part.content
         if not chunk:
             return None
+        pieces = self._pieces
+        if pieces is not None:
+            pieces.pieces.append(chunk)
+            return PartialOutputEvent.text_so_far(pieces, len(pieces.pieces), event.index)
         self._text += chunk
         text = self._text
         if mode is OutputMode.text:

@@ -54,21 +54,111 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+class TextSoFar:
+    """The pieces of a streamed text output, appended in O(piece); joined only when read.
+
+    A text-output snapshot (:class:`PartialOutputEvent`) holds this buffer and its piece
+    count instead of a copy of the text, so delivering one per delta costs O(delta) and a
+    consumer that reads ``output`` pays for the join only for the events it reads.
+    """
+
+    __slots__ = ("pieces", "_joined", "_joined_count")
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self._joined = ""
+        self._joined_count = 0
+
+    def text(self, count: int) -> str:
+        """The text of the first ``count`` pieces (the last join is reused when it fits)."""
+        if count == self._joined_count:
+            return self._joined
+        if count > self._joined_count:
+            joined = self._joined + "".join(self.pieces[self._joined_count:count])
+        else:
+            joined = "".join(self.pieces[:count])
+        self._joined, self._joined_count = joined, count
+        return joined
+
+
+_LAZY = object()
+
+
 class PartialOutputEvent:
     """A provisional output snapshot: text so far, or repaired and partially checked JSON.
 
     ``output`` is the value after partial-aware output functions and validators; ``json``
     is the repaired JSON snapshot (None for text output); ``choice_name`` the provisional
-    structured branch; ``part_index`` the model part the snapshot came from.
+    structured branch; ``part_index`` the model part the snapshot came from.  An immutable
+    value; a text snapshot is materialized from the run's :class:`TextSoFar` on first read.
     """
 
-    output: Any
-    json: Any = None
-    choice_name: str | None = None
-    tool_call_id: str | None = None
-    part_index: int | None = None
+    __slots__ = ("_output", "json", "choice_name", "tool_call_id", "part_index", "_source")
+
     event_kind: Literal["partial_output"] = "partial_output"
+    _output: Any
+    _source: tuple[TextSoFar, int] | None
+    json: Any
+    choice_name: str | None
+    tool_call_id: str | None
+    part_index: int | None
+
+    def __init__(
+        self, output: Any, json: Any = None, choice_name: str | None = None,
+        tool_call_id: str | None = None, part_index: int | None = None,
+    ) -> None:
+        set_ = object.__setattr__
+        set_(self, "_output", output)
+        set_(self, "json", json)
+        set_(self, "choice_name", choice_name)
+        set_(self, "tool_call_id", tool_call_id)
+        set_(self, "part_index", part_index)
+        set_(self, "_source", None)
+
+    @classmethod
+    def text_so_far(cls, source: TextSoFar, count: int, part_index: int) -> PartialOutputEvent:
+        """A text snapshot of the first ``count`` pieces of ``source`` (joined lazily)."""
+        event = cls(_LAZY, None, None, None, part_index)
+        object.__setattr__(event, "_source", (source, count))
+        return event
+
+    @property
+    def output(self) -> Any:
+        output = self._output
+        if output is _LAZY:
+            assert self._source is not None
+            source, count = self._source
+            output = source.text(count)
+            object.__setattr__(self, "_output", output)
+            object.__setattr__(self, "_source", None)
+        return output
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("PartialOutputEvent is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("PartialOutputEvent is immutable")
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.output, self.json, self.choice_name, self.tool_call_id, self.part_index)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PartialOutputEvent):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"PartialOutputEvent(output={self.output!r}, json={self.json!r}, "
+            f"choice_name={self.choice_name!r}, tool_call_id={self.tool_call_id!r}, "
+            f"part_index={self.part_index!r}, event_kind='partial_output')"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PartialOutputEvent, (self.output, self.json, self.choice_name, self.tool_call_id, self.part_index))
 
 
 @dataclass(frozen=True, slots=True)
