@@ -32,8 +32,9 @@ from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
 from zigai.json import type_name
-from zigai.messages import ProviderDetails, UrlSource
+from zigai.messages import ProviderDetails
 from zigai.messages.json_value import thaw_json
+from zigai.messages.media import media_urls_of
 from zigai.model import (
     ModelProfile,
     ModelRequest,
@@ -121,25 +122,11 @@ class AdapterClient:
         return request
 
 
-def _media_urls_in(value: Any, found: list[str], depth: int = 0) -> None:
-    if isinstance(value, UrlSource):
-        found.append(value.url)
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            _media_urls_in(item, found, depth)
-    elif depth < 6 and hasattr(value, "__dataclass_fields__"):
-        for name in value.__dataclass_fields__:
-            item = getattr(value, name, None)
-            if item is not None and not isinstance(item, (str, bytes, int, float, Mapping)):
-                _media_urls_in(item, found, depth + 1)
-
-
 def media_urls(request: ModelRequest) -> tuple[str, ...]:
-    """Every ``UrlSource`` URL in ``request``'s messages (user media, speech, tool returns,
-    files in earlier responses): what an encoded body may ask the provider to fetch."""
-    found: list[str] = []
-    _media_urls_in(request.messages, found)
-    return tuple(dict.fromkeys(found))
+    """Every ``UrlSource`` URL in ``request``'s messages (user media, speech prompts, files
+    and speech in earlier responses): what an encoded body may ask the provider to fetch.
+    One structural walk (:mod:`zigai.messages.media`), shared with the agent's checks."""
+    return media_urls_of(request.messages)
 
 
 #: OpenAI's documented client correlation header, which OpenAI-compatible APIs share.
