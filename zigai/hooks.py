@@ -239,14 +239,15 @@ class RequestError(NamedTuple):
         return "request_error"
 
 
-ToolRoute = Literal["function", "output", "decision", "unknown"]
+ToolRoute = Literal["function", "output", "decision", "unknown", "capability"]
 
 
 class ToolDispatchStart(NamedTuple):
     """The agent starts handling one tool call of the response.
 
     ``route``: ``function`` (an application tool), ``output`` (an output tool),
-    ``decision`` (a resumed call settled by a deny/result decision) or ``unknown``.
+    ``decision`` (a resumed call settled by a deny/result decision), ``capability`` (the
+    framework's ``load_capability``) or ``unknown``.
     """
 
     run: RunInfo

@@ -59,6 +59,7 @@ class ToolPrepareContext:
     request_count: int = 0
     messages: tuple[Message, ...] = ()
     control: RunControl | None = None
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from zigai.agent._capabilities import RunCapabilities, setup_capabilities
 from zigai.agent.config import AgentConfig, RunContext, RunOptions, TypedMode
 from zigai.agent.deferred import DeferredCall, PausedRun, ResumeDecision
 from zigai.agent.errors import InvalidAgentConfiguration, OutputRetriesExceeded
@@ -108,6 +109,8 @@ class RunCore:
         except UnsupportedModelSetting as exc:
             raise with_profile_hint(self.model, exc) from None
         self.typed = output_type is not None
+        self._output_type = output_type
+        self._typed_mode = typed_mode
         self.decoder: Callable[[Any], Any] | None = None
         if self.typed:
             self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
@@ -180,6 +183,24 @@ class RunCore:
         # refusal (the call does not run), or the arguments after the arguments stage (which
         # then does not run twice).
         self.policy_verdicts: dict[str, Any] = {}
+        self.builtin_tools: tuple[Any, ...] = agent.builtin_tools  # type: ignore[assignment]
+        self.output_validators: tuple[Any, ...] = agent.output_validators  # type: ignore[assignment]
+        self.settings_layers = False  # capability settings are part of self.settings
+        self.caps: RunCapabilities | None = None
+        if agent.capabilities or options.capabilities or options.capability_layers:
+            self.caps = setup_capabilities(self)
+
+    def set_model(self, model: Any) -> None:
+        """Use ``model`` from the next request on (a capability's model selector chose it)."""
+        self.model = model
+        profile = model.profile
+        if profile != self.profile:
+            self.profile = profile
+            agent = self.agent
+            if self.typed:
+                self.output = agent.typed_output(self._output_type, self._typed_mode, profile)
+            else:
+                self.output = agent.prepared_output(profile)
 
     # -- lifecycle hooks ---------------------------------------------------------------------
 
@@ -321,12 +342,17 @@ class RunCore:
     # -- contexts -----------------------------------------------------------------------------
 
     def run_context(self) -> RunContext:
-        return RunContext(self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control)
+        caps = self.caps
+        return RunContext(
+            self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control,
+            caps.snapshot if caps is not None else None,
+        )
 
     def output_context(self, choice_name: str | None, tool_call_id: str | None = None) -> OutputRunContext:
         return OutputRunContext(
             self.deps, self.usage, self.usage.requests, tuple(self.messages), self.control,
             self.output_retries, choice_name, tool_call_id,
+            capabilities=self.caps.snapshot if self.caps is not None else None,
         )
 
     @property

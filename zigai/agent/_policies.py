@@ -27,6 +27,7 @@ def context(run: RunCore, tool_name: str, tool_call_id: str | None) -> ToolPolic
     return ToolPolicyContext(
         run.deps, usage, usage.requests, tuple(run.messages), run.control, tool_name,
         tool_call_id, run.tool_retries.get(tool_name, 0),
+        run.caps.snapshot if run.caps is not None else None,
     )
 
 

@@ -48,6 +48,7 @@ from zigai.agent.events import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
 )
+from zigai.capability import LOAD_CAPABILITY_TOOL
 from zigai.errors import JsonError
 from zigai.hooks import (
     ToolDispatchEnd,
@@ -59,6 +60,7 @@ from zigai.hooks import (
     ToolRoute,
 )
 from zigai.messages import (
+    CapabilityLoadCallPart,
     RequestMessage,
     ResponseMessage,
     RetryPromptPart,
@@ -256,13 +258,13 @@ def _evaluate_outputs(
 def _accept(run: RunCore, candidate: Any, call: ToolCallPart) -> tuple[Any, Any]:
     ctx = run.output_context(call.tool_name, call.tool_call_id)
     return accept_candidate(
-        run.output, candidate, ctx, run.agent.output_validators, run.control, run.decoder, run
+        run.output, candidate, ctx, run.output_validators, run.control, run.decoder, run
     )
 
 
 def execute_tool_step(run: RunCore, response: ResponseMessage) -> bool:
     """Handle every tool call of ``response``; return True when an output was accepted."""
-    calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    calls = [p for p in response.parts if isinstance(p, (ToolCallPart, CapabilityLoadCallPart))]
     if not run.hooks:
         return _tool_step(run, calls, None)
     dispatch = _Dispatch(run, calls)
@@ -278,7 +280,7 @@ class _Dispatch:
 
     __slots__ = ("run", "calls", "routes", "ended")
 
-    def __init__(self, run: RunCore, calls: list[ToolCallPart]) -> None:
+    def __init__(self, run: RunCore, calls: list[Any]) -> None:
         self.run = run
         self.calls = calls
         self.routes: list[ToolRoute] = ["function"] * len(calls)
@@ -318,7 +320,7 @@ def _dispatch_outcome(part: Any, final: bool) -> str:
     return "return"
 
 
-def _tool_step(run: RunCore, calls: list[ToolCallPart], dispatch: _Dispatch | None) -> bool:
+def _tool_step(run: RunCore, calls: list[Any], dispatch: _Dispatch | None) -> bool:
     output_names = run.output.tool_names
     output_calls: list[tuple[int, ToolCallPart]] = []
     function_calls: list[tuple[int, ToolCallPart]] = []
@@ -338,6 +340,10 @@ def _tool_step(run: RunCore, calls: list[ToolCallPart], dispatch: _Dispatch | No
             parts[index] = part
             if dispatch is not None:
                 dispatch.routes[index] = "decision"
+        elif run.caps is not None and call.tool_name == LOAD_CAPABILITY_TOOL:
+            parts[index] = run.caps.load(run, call)  # sequential: on this thread, in call order
+            if dispatch is not None:
+                dispatch.routes[index] = "capability"
         elif call.tool_name in output_names:
             output_calls.append((index, call))
             if dispatch is not None:
@@ -390,12 +396,14 @@ def _tool_step(run: RunCore, calls: list[ToolCallPart], dispatch: _Dispatch | No
     run.messages.append(RequestMessage(ordered))
     for index in sorted(follow_ups):
         run.messages.extend(follow_ups[index])
+    if run.caps is not None:
+        run.caps.commit(run)  # the whole batch ran: pending loads become active together
     run.control.check()
     return accepted is not None
 
 
 def _emit_results(
-    run: RunCore, calls: list[ToolCallPart], ordered: tuple[Any, ...], output_names: frozenset[str]
+    run: RunCore, calls: list[Any], ordered: tuple[Any, ...], output_names: frozenset[str]
 ) -> None:
     decisions = run.decisions
     for call, part in zip(calls, ordered, strict=True):
@@ -456,6 +464,7 @@ def _run_function_calls(
             deps=run.deps, usage=run.usage, request_count=run.usage.requests, messages=messages,
             control=run.control, tool_name=call.tool_name, tool_call_id=call.tool_call_id,
             retry=run.tool_retries.get(call.tool_name, 0),
+            capabilities=run.caps.snapshot if run.caps is not None else None,
         )
         scheduled.append(ScheduledCall(call, tool, args, ctx))
         positions.append(index)

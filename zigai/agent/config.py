@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
+from zigai.capability import Capability, CapabilityLayer
 from zigai.context_budget import ContextBudget
 from zigai.control import CancellationToken, RunControl
 from zigai.hooks import Correlation, Hook, check_hooks
@@ -66,6 +67,7 @@ class RunContext:
     request_count: int
     messages: tuple[Message, ...]
     control: RunControl
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
 
 
 DynamicInstruction = Callable[[RunContext], "str | None"]
@@ -112,6 +114,20 @@ def _str_tuple(value: object, what: str) -> tuple[str, ...]:
     for item in items:
         if not isinstance(item, str):
             raise InvalidAgentConfiguration(f"{what} must contain only strings")
+    return items
+
+
+def _typed_tuple(value: Any, kind: type, what: str) -> tuple[Any, ...]:
+    if isinstance(value, kind):
+        value = (value,)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidAgentConfiguration(f"{what} must be a sequence of {kind.__name__} values")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, kind):
+            raise InvalidAgentConfiguration(
+                f"{what} must contain {kind.__name__} values, got {type(item).__name__}"
+            )
     return items
 
 
@@ -202,9 +218,16 @@ class RunOptions:
     correlation: Correlation | None = None
     context_budget: ContextBudget | None = None
     request_id: str | None = None
+    capabilities: Sequence[Capability] = ()
+    capability_layers: Sequence[CapabilityLayer] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        if self.capabilities or self.capability_layers:
+            object.__setattr__(self, "capabilities", _typed_tuple(
+                self.capabilities, Capability, "RunOptions.capabilities"))
+            object.__setattr__(self, "capability_layers", _typed_tuple(
+                self.capability_layers, CapabilityLayer, "RunOptions.capability_layers"))
         if self.request_id is not None and (
             not isinstance(self.request_id, str) or not _REQUEST_ID.fullmatch(self.request_id)
         ):
@@ -271,6 +294,7 @@ class AgentConfig:
     context_budget: ContextBudget | None = None
     provider_error_policy: ProviderErrorPolicy | None = None
     price_table: PriceTable | None = None
+    capabilities: Sequence[Capability] = ()
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -352,6 +376,7 @@ class AgentConfig:
                     f"Agent.tool_policies must be zigai.tool.Policy values, got {type(policy).__name__}"
                 )
         set_(self, "tool_policies", policies)
+        set_(self, "capabilities", _typed_tuple(self.capabilities, Capability, "Agent.capabilities"))
         from zigai.agent.paused_state import check_key
 
         try:

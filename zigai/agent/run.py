@@ -81,6 +81,7 @@ from zigai.agent.events import (
 from zigai.agent.result import Result, TypedResult
 from zigai.control import RunTimedOut
 from zigai.messages import (
+    CapabilityLoadCallPart,
     FinishReason,
     RequestMessage,
     ResponseMessage,
@@ -140,6 +141,9 @@ class AgentRun(RunCore):
         last = state.messages[-1]
         assert isinstance(last, ResponseMessage)
         self.response = last
+        if self.caps is not None:
+            self.caps.reconstruct(self, state.messages, run_end_from=state.new_start)
+            self.caps.assemble(self)
         self._resolve_tools()
         calls = resume_calls(self, state)
         self.decisions = match_decisions(calls, decisions)
@@ -247,6 +251,8 @@ class AgentRun(RunCore):
                     )
                 if value:
                     resolved.append(value)
+        if self.caps is not None:
+            resolved.extend(self.caps.eager_instructions(self))
         resolved.extend(self.options.instructions or ())
         if self.output.instruction:
             resolved.append(self.output.instruction)
@@ -269,19 +275,25 @@ class AgentRun(RunCore):
         """This step's tools: direct tools, then toolsets, then the policies' prepare stage."""
         agent = self.agent
         prepare = self.policies.prepare
-        if not agent.toolsets and not prepare:
-            cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
-            self.step_tools = cached[0]
-            return cached[1]
-        tools: tuple[Tool, ...] = tuple(agent.tools)
-        if agent.toolsets:
+        caps = self.caps
+        if caps is None:
+            if not agent.toolsets and not prepare:
+                cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
+                self.step_tools = cached[0]
+                return cached[1]
+            tools: tuple[Tool, ...] = tuple(agent.tools)
+            toolsets = agent.toolsets
+        else:
+            tools, toolsets = caps.tools, caps.toolsets
+        if toolsets:
             from zigai.toolset import ToolPrepareContext, resolve_tools
 
             ctx = ToolPrepareContext(
                 deps=self.deps, usage=self.usage, request_count=self.usage.requests,
                 messages=tuple(self.messages), control=self.control,
+                capabilities=caps.snapshot if caps is not None else None,
             )
-            tools = resolve_tools(agent.tools, agent.toolsets, ctx)
+            tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
             tools = prepare_tools(self, prepare, tools)
         table, definitions = _tool_table(tools)
@@ -306,6 +318,11 @@ class AgentRun(RunCore):
                     f"output tool names clash with function tools: {', '.join(clash)}"
                 )
             definitions = definitions + output_tools
+        instructions = self.instructions
+        if self.caps is not None:
+            definitions, instructions = self.caps.request_extras(
+                definitions, instructions, self.step_tools, self.output.tool_names
+            )
         view = tuple(self.messages)
         if self._processors:
             from zigai.history import apply_processors
@@ -316,9 +333,9 @@ class AgentRun(RunCore):
             )
         request = ModelRequest(
             messages=view,
-            instructions=self.instructions,
+            instructions=instructions,
             tools=definitions,
-            managed_tools=self.agent.builtin_tools,  # type: ignore[arg-type]  # normalized tuple
+            managed_tools=self.builtin_tools,
             output_format=self.output.output_format,
             settings=self.settings,
             control=self.control,
@@ -413,6 +430,8 @@ class AgentRun(RunCore):
         )
         self.pending_attempts = self.pending_provider_ns = 0
         self._check_token_limits()
+        if self.caps is not None:
+            response = self.caps.typify(response)
         self.messages.append(response)
         self.response = response
         self.state = RunState.handle_response
@@ -438,7 +457,7 @@ class AgentRun(RunCore):
         parts = response.parts
         has_calls = False
         for part in parts:
-            if isinstance(part, ToolCallPart):
+            if isinstance(part, (ToolCallPart, CapabilityLoadCallPart)):
                 has_calls = True
                 break
         finish = response.finish_reason
@@ -470,7 +489,7 @@ class AgentRun(RunCore):
             output, json_value = accept_candidate(
                 self.output, candidate,
                 self.output_context(candidate.choice.name if candidate.choice else None),
-                self.agent.output_validators, self.control, self.decoder, self,
+                self.output_validators, self.control, self.decoder, self,
             )
         except OutputRejected as rejection:
             self.reject_output(rejection)

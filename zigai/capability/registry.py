@@ -223,17 +223,22 @@ class CapabilityRegistry:
     def __len__(self) -> int:
         return len(self.capabilities)
 
-    def resolve(self, ids: str | Sequence[str], *, active: Iterable[str] = ()) -> LoadResolution:
+    def resolve(
+        self, ids: str | Sequence[str], *, active: Iterable[str] = (), planned: Iterable[str] = ()
+    ) -> LoadResolution:
         """Plan loading ``ids`` (in order) on top of the ``active`` ids; never raises for a refusal.
 
         The plan puts each bundle's dependencies first (declaration order, recursively),
         leaves out bundles already active or planned, and checks every addition against the
         conflicts of all active and earlier planned bundles, declared on either side.
+        ``planned`` names bundles an earlier plan (not yet active) already holds: they are
+        not planned again and count as earlier planned for conflicts.
         """
         requested = (ids,) if isinstance(ids, str) else tuple(ids)
         active_caps = [self._by_id[a] for a in active if a in self._by_id]
-        planned = {id(c) for c in active_caps}
-        plan: list[Capability] = []
+        earlier = [self._by_id[p] for p in planned if p in self._by_id]
+        planned_ids = {id(c) for c in active_caps} | {id(c) for c in earlier}
+        plan: list[Capability] = list(earlier)
         try:
             for cid in requested:
                 cap = self._by_id.get(cid) if isinstance(cid, str) else None
@@ -243,10 +248,10 @@ class CapabilityRegistry:
                         f"no capability has the id {cid!r}; loadable capabilities: {known}",
                         capability_id=str(cid),
                     )
-                _plan_into(cap, self._by_id, plan, planned, tuple(active_caps))
+                _plan_into(cap, self._by_id, plan, planned_ids, tuple(active_caps))
         except CapabilityError as error:
             return LoadResolution(requested, (), error)
-        return LoadResolution(requested, tuple(plan), None)
+        return LoadResolution(requested, tuple(plan[len(earlier):]), None)
 
     def snapshot(self, active: Sequence[Capability], loaded: Iterable[str] = ()) -> CapabilitySnapshot:
         """The snapshot of ``active`` bundles (in composition order), ``loaded`` loaded on demand."""

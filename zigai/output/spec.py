@@ -247,6 +247,7 @@ class OutputRunContext:
     choice_name: str | None = None
     tool_call_id: str | None = None
     partial_output: bool = False
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
 
 
 OutputFunction = Callable[[OutputRunContext, Any], Any]

@@ -67,6 +67,7 @@ class ToolRunContext(Generic[DepsT]):
     retry: int = 0
     call_deadline: float | None = None
     call_token: CancellationToken = field(default_factory=CancellationToken)
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
 
     @property
     def deadline(self) -> float | None:

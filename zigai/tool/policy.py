@@ -88,6 +88,7 @@ class ToolPolicyContext:
     tool_name: str
     tool_call_id: str | None = None
     retry: int = 0
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
 
 
 class Policy:
