@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zigai import json as zjson
 from zigai.agent.errors import InvalidAgentConfiguration
@@ -60,13 +60,13 @@ from zigai.messages import (
     ToolOutcome,
 )
 from zigai.model import ToolDefinition
-from zigai.settings import ModelSettings, UnsupportedModelSetting, check_supported, merge_settings
+from zigai.settings import ModelSettings, merge_settings
 from zigai.tool import ModelRetry
 from zigai.tool.policy import PolicyStages
 from zigai.tool.race import call_bounded
 
-if TYPE_CHECKING:
-    from zigai.agent._core import RunCore
+# The run is the agent's RunCore, which imports this module: it is typed structurally here.
+RunCore = Any
 
 __all__ = ["RunCapabilities", "setup_capabilities"]
 
@@ -164,7 +164,7 @@ class RunCapabilities:
                 managed.pop(kind, None)
                 managed[kind] = tool
         for tool in agent.builtin_tools:
-            managed.pop(tool.kind, None)  # type: ignore[union-attr]
+            managed.pop(tool.kind, None)
         run.builtin_tools = tuple(agent.builtin_tools) + tuple(managed.values())
         run.policies = PolicyStages(
             tuple(agent.tool_policies) + tuple(p for c in active for p in c.tool_policies)
@@ -207,12 +207,7 @@ class RunCapabilities:
                 agent.model_settings, options.model_settings,
             )
             run.settings_layers = bool(layers)
-            try:
-                check_supported(run.settings, run.profile)
-            except UnsupportedModelSetting as exc:
-                from zigai.agent._core import with_profile_hint
-
-                raise with_profile_hint(run.model, exc) from None
+            # the request check (_prepare_request) refuses what the profile cannot honour
 
     def eager_instructions(self, run: RunCore) -> list[str]:
         """The active bundles' instructions for the run's start (static, then dynamic)."""
