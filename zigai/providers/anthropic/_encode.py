@@ -30,6 +30,7 @@ from zigai import json as zjson
 from zigai.messages import (
     BytesSource,
     CachePoint,
+    CapabilityLoadCallPart,
     CapabilityLoadReturnPart,
     DocumentContent,
     ImageContent,
@@ -232,6 +233,10 @@ def _response_blocks(message: Any, path: str) -> list[dict[str, Any]]:
         elif isinstance(part, ToolCallPart):
             blocks.append({"type": "tool_use", "id": part.tool_call_id, "name": part.tool_name,
                            "input": _args_object(part, where)})
+        elif isinstance(part, CapabilityLoadCallPart):
+            # an ordinary tool_use, so the load's tool_result is never orphaned
+            blocks.append({"type": "tool_use", "id": part.tool_call_id, "name": part.tool_name,
+                           "input": {"capability_id": part.capability_id}})
         elif isinstance(part, NativeToolCallPart):
             if _is_ours(part.provider):
                 blocks.append({"type": "server_tool_use", "id": part.tool_call_id,

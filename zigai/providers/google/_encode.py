@@ -32,6 +32,7 @@ from zigai.messages import (
     AudioContent,
     BinaryContent,
     BytesSource,
+    CapabilityLoadCallPart,
     CapabilityLoadReturnPart,
     DocumentContent,
     FilePart,
@@ -225,6 +226,11 @@ def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, 
             out = {"text": part.content}
         elif isinstance(part, ToolCallPart):
             out = {"functionCall": {"name": part.tool_name, "args": _args(part, where),
+                                    "id": part.tool_call_id}}
+        elif isinstance(part, CapabilityLoadCallPart):
+            # an ordinary functionCall, so the load's functionResponse is never orphaned
+            out = {"functionCall": {"name": part.tool_name,
+                                    "args": {"capability_id": part.capability_id},
                                     "id": part.tool_call_id}}
         elif isinstance(part, FilePart):
             out = _blob(part.source, None, where)
