@@ -166,6 +166,45 @@ def test_unsupported_version_errors_expose_the_supported_list() -> None:
     assert caught.value.supported == ("2027-01-01",)
 
 
+def test_an_unsupported_version_answer_naming_a_version_we_speak_is_retried_once() -> None:
+    seen: list[tuple[str, str, Any]] = []
+
+    def handler(request: Received) -> Reply:
+        body = request.json()
+        seen.append(({k.lower(): v for k, v in request.headers.items()}["mcp-protocol-version"],
+                     body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], body["id"]))
+        if len(seen) == 1:
+            return Reply.of_json({"jsonrpc": "2.0", "id": body["id"], "error": {
+                "code": -32022, "message": "Unsupported protocol version",
+                "data": {"supported": ["2027-01-01", "2026-07-28"], "requested": "2026-07-28"}}}, 400)
+        return Reply.of_json({"jsonrpc": "2.0", "id": body["id"], "result": {"tools": []}})
+
+    with _client(handler) as (client, _server):
+        assert client.list_tools().items == ()
+    assert [(header, meta) for header, meta, _id in seen] == [("2026-07-28", "2026-07-28")] * 2
+
+    def always(request: Received) -> Reply:
+        seen.append(("", "", request.json()["id"]))
+        return Reply.of_json({"jsonrpc": "2.0", "id": request.json()["id"], "error": {
+            "code": -32022, "message": "Unsupported protocol version",
+            "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}}, 400)
+
+    seen.clear()
+    with _client(always) as (client, _server), pytest.raises(mcp.UnsupportedProtocolVersion):
+        client.list_tools()
+    assert len(seen) == 2  # one retry, never a loop
+
+    def odd(request: Received) -> Reply:
+        seen.append(("", "", request.json()["id"]))
+        return Reply.of_json({"jsonrpc": "2.0", "id": request.json()["id"], "error": {
+            "code": -32022, "message": "Unsupported protocol version", "data": {"supported": "2026-07-28"}}}, 400)
+
+    seen.clear()
+    with _client(odd) as (client, _server), pytest.raises(mcp.UnsupportedProtocolVersion):
+        client.list_tools()
+    assert len(seen) == 1  # a malformed 'supported' is not retried
+
+
 LIMITS = Limits(max_document_bytes=512, max_value_bytes=512, max_depth=8, max_items=64)
 
 

@@ -23,6 +23,8 @@ Invariants
       are left out of listings (reported in ``Page.rejected``); calls mirror annotated
       arguments into ``Mcp-Param-*`` headers, and one ``HeaderMismatch`` triggers a re-list and
       one retry.
+    * A -32022 (unsupported protocol version) answer listing a version this client speaks is
+      retried once with that version, for that request only; anything else raises.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 from zigai.control import CancellationToken
 from zigai.mcp import task_client
 from zigai.mcp.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
     HeaderMismatch,
     InvalidMcpMessage,
     InvalidMcpRequest,
@@ -60,6 +63,7 @@ from zigai.mcp.jsonrpc import (
     META_PROTOCOL_VERSION,
     NAME_BEARING_METHODS,
     PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     JsonRpcError,
     JsonRpcNotification,
     RequestId,
@@ -110,6 +114,16 @@ class ListenResult:
     subscription_id: RequestId
     acknowledged: SubscriptionFilter
     raw: dict[str, Any]
+
+
+def _retry_version(reply: JsonRpcError) -> str | None:
+    """The version to retry a -32022 answer with: the first one the server lists that we speak."""
+    if reply.code != UNSUPPORTED_PROTOCOL_VERSION or not isinstance(reply.data, dict):
+        return None
+    supported = reply.data.get("supported")
+    if not isinstance(supported, list):
+        return None
+    return next((v for v in supported if isinstance(v, str) and v in SUPPORTED_VERSIONS), None)
 
 
 class Client:
@@ -212,8 +226,13 @@ class Client:
         param_header_pairs: tuple[tuple[str, str], ...] = (),
         stream: bool = False,
         on_raw: Callable[[JsonRpcNotification], None] | None = None,
+        version: str | None = None,
     ) -> dict[str, Any]:
-        """Send one request; return its result object or raise its error (see module docstring)."""
+        """Send one request; return its result object or raise its error (see module docstring).
+
+        A -32022 answer whose ``data.supported`` names a version this client speaks is retried
+        once with that version (for this request only; ``protocol_version`` is not changed).
+        """
         options = _checked_options(options)
         if params is not None and not isinstance(params, Mapping):
             raise InvalidMcpRequest(f"{method} params must be a JSON object")
@@ -222,6 +241,8 @@ class Client:
         if base_meta is not None and not isinstance(base_meta, Mapping):
             raise InvalidMcpRequest("params._meta must be a JSON object")
         body_params["_meta"] = self.envelope(options.metadata, base_meta)
+        if version is not None:
+            body_params["_meta"][META_PROTOCOL_VERSION] = version
         name_key = NAME_BEARING_METHODS.get(method)
         name = body_params.get(name_key) if name_key else None
         if name is not None and not isinstance(name, str):
@@ -237,7 +258,7 @@ class Client:
         progress = options.metadata.progress_token if options.metadata is not None else None
         outgoing = OutgoingRequest(
             id=request_id, method=method, body=encode(request_message(request_id, method, body_params)),
-            protocol_version=self.protocol_version, name=name, param_headers=param_header_pairs,
+            protocol_version=version or self.protocol_version, name=name, param_headers=param_header_pairs,
             stream=stream, progress_token=progress,
         )
         sink = options.on_notification or self.on_notification
@@ -254,6 +275,10 @@ class Client:
             with self._lock:
                 self._in_flight.pop(request_id, None)
         if isinstance(reply, JsonRpcError):
+            retry = _retry_version(reply) if version is None else None
+            if retry is not None:
+                return self._exchange(method, params, options, param_header_pairs=param_header_pairs,
+                                      stream=stream, on_raw=on_raw, version=retry)
             raise error_for_code(reply.code, reply.message, reply.data)
         return reply.result
 
