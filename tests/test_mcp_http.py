@@ -318,7 +318,10 @@ def test_concurrent_posts_are_limited_to_max_in_flight_with_backpressure() -> No
         threads = [threading.Thread(target=lambda: results.append(client.request_json("x/y"))) for _ in range(3)]
         for thread in threads:
             thread.start()
-        time.sleep(0.3)
+        waited_until = time.monotonic() + 5  # poll: the two admitted requests arrive when scheduled
+        while len(server.requests) < 2 and time.monotonic() < waited_until:
+            time.sleep(0.01)
+        time.sleep(0.3)  # a third request, were it sent, would arrive in this window too
         assert len(server.requests) == 2  # the third waits for a slot before any I/O
         started = time.monotonic()
         with pytest.raises(mcp.McpRequestTimedOut, match="slots"):

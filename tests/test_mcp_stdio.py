@@ -238,7 +238,10 @@ def test_a_cooperative_child_exits_when_stdin_closes() -> None:
     transport = _py("import sys; sys.stdin.read()", shutdown_timeout_s=5.0)
     started = time.monotonic()
     transport.close()
-    assert time.monotonic() - started < 1.0
+    # half the 5 s shutdown timeout: a close that waited it out (or signalled the child)
+    # still fails, while a loaded machine (a child under coverage writes its data on exit)
+    # has room
+    assert time.monotonic() - started < 2.5
     assert transport.returncode == 0 and _reaped(transport.pid)
 
 
