@@ -5,6 +5,7 @@
   removed from the environment; a following ``[exit code N…]`` line states the expected
   status (default 0);
 * ```json blocks are CLI configuration examples and must load as one;
+* ```yaml blocks are agent specs (docs/agent-spec.md) and must parse as one;
 * the ```sh block of the README must be exactly the two set-up commands, and ``.ci/run``
   must run the same install and test commands.
 Any other fence fails, so no block escapes.
@@ -88,6 +89,11 @@ def test_block_runs(path: str, index: int, lang: str, code: str, tmp_path: Path,
         target = tmp_path / "zigai.json"
         target.write_text(json.dumps(json.loads(code)))
         assert load_config(target).model
+    elif lang == "yaml":
+        from zigai.agent_spec import parse
+
+        with parse(code, format="yaml") as spec:  # every YAML block is an agent spec
+            assert spec.spec.model.provider
     elif lang == "sh":
         assert path == "README.md"
         assert code.splitlines() == SETUP

@@ -751,3 +751,36 @@ def test_wsgi_path_prefix_retention_and_worker_start_failure(monkeypatch: pytest
     with pytest.raises(RuntimeError, match="no threads left"):
         app(environ, lambda *a: None)
     assert app._slots.acquire(blocking=False)  # the slot was given back
+
+
+def test_native_tool_calls_and_their_provider_results_are_shown() -> None:
+    from zigai.messages import NativeToolCallPart, NativeToolReturnPart, ProviderPart, ToolOutcome
+    from zigai.model import PartDeltaEvent, PartEndEvent, PartStartEvent, ToolCallPartDelta
+
+    provider = ProviderPart("openai", "ws_1")
+    bridge = UiBridge("t", "r")
+    started = bridge.translate(PartStartEvent(0, NativeToolCallPart("web_search", "ws_1", provider)))
+    assert [e.kind for e in started] == ["step_start", "tool_call_start", "tool_call_delta"]
+    assert (started[1].call_id, started[1].tool_name) == ("ws_1", "web_search")
+    assert bridge.translate(PartDeltaEvent(0, ToolCallPartDelta('{"q": 1}')))[0].delta == '{"q": 1}'
+    ended = bridge.translate(PartEndEvent(0, NativeToolCallPart("web_search", "ws_1", provider, '{"q": 1}')))
+    assert [(e.kind, e.args) for e in ended] == [("tool_call_end", '{"q": 1}')]
+    ok = bridge.translate(PartStartEvent(1, NativeToolReturnPart("web_search", "ws_1", provider,
+                                                                  {"hits": ["a"]})))
+    assert [(e.kind, e.call_id, e.output, e.status) for e in ok] == [
+        ("tool_result", "ws_1", {"hits": ["a"]}, "ok")]
+    failed = bridge.translate(PartStartEvent(2, NativeToolReturnPart(
+        "web_search", "ws_2", provider, "quota", outcome=ToolOutcome.error)))
+    assert [(e.status, e.error) for e in failed] == [("error", "quota")]
+    validate_agui([i for e in started + ended + ok + failed for i in AguiEncoder().encode(e)])
+
+
+def test_a_paused_call_with_malformed_arguments_still_gets_an_interrupt() -> None:
+    from zigai.agent.paused_state import DeferredCall
+
+    calls = [DeferredCall("c1", "delete", "{not json", "requires_approval"),
+             DeferredCall("c2", "delete", '{"path": "a"}', "requires_approval")]
+    stored = PauseStore().put("t", "{}", calls)
+    assert [i.args for i in stored.interrupts] == ["{not json", {"path": "a"}]
+    encoded = AguiEncoder().encode(RunEnd("t", "r", "interrupt", interrupts=stored.interrupts))
+    validate_agui(encoded)

@@ -22,8 +22,10 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    success: the final answer was printed
   1    other fault (run limit, timeout, model behaviour, tool exception, bug)
-  2    operator input (arguments, model string, config/history/schema/tools/pause file)
-  3    credentials missing from the environment, or rejected by the provider
+  2    operator input (arguments, model string, config/history/schema/tools/pause file,
+       agent spec: invalid document or unknown name)
+  3    credentials (or variables an agent spec needs) missing from the environment,
+       or rejected by the provider
   4    provider or network failure
   5    approval handoff: the run paused and wrote a pause file (see 'zigai resume')
   130  interrupted
@@ -102,6 +104,8 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("prompt", help="the user prompt")
+    run.add_argument("--spec", metavar="AGENT.yaml",
+                     help="agent spec file (JSON or YAML) defining the agent; --tools is its tool registry")
     run.add_argument("--model", help="model string, e.g. openai:gpt-5-mini, anthropic:…, test")
     run.add_argument("--system", help="system instructions")
     run.add_argument("--tools", metavar="FILE.py", help="Python file whose functions become tools")
@@ -143,11 +147,18 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     resume.add_argument("--stream", action="store_true", help="as for 'run'")
     resume.add_argument("--json", action="store_true", help="as for 'run'")
 
+    from zigai.cli.spec import add_check_parser
+
+    add_check_parser(commands, out)
     commands.add_parser("demo", out=out, help="a streamed weather tool loop over real HTTP on 127.0.0.1")
     return parser
 
 
 def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
+    if args.spec:
+        from zigai.cli.spec import spec_settings
+
+        return spec_settings(args)
     config_path = args.config or env.get("ZIGAI_CONFIG")
     base = load_config(config_path) if config_path else RunSettings()
     flags = {
@@ -185,6 +196,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         from zigai.cli.resume import resume_command
 
         return resume_command(args, env, out, err)
+    if args.command == "check":
+        from zigai.cli.spec import check_command
+
+        return check_command(args.spec_file, args.tools, args.json, env, out)
     if args.command == "demo":
         from zigai.cli.demo import demo_command
 

@@ -56,6 +56,8 @@ class RunSettings:
     timeout: float | None = None
     retries: int | None = None
     mcp_stdio: tuple[str, ...] | None = None
+    #: ``zigai run --spec``: the agent spec file (absolute) that defines the agent instead.
+    spec: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         values = {k: v for k, v in asdict(self).items() if v is not None}
@@ -67,7 +69,7 @@ class RunSettings:
 _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "api_key_env": (str,), "system": (str,), "tools": (str,),
     "output_schema": (str,), "max_requests": (int,), "timeout": (int, float),
-    "retries": (int,), "mcp_stdio": (list,),
+    "retries": (int,), "mcp_stdio": (list,), "spec": (str,),
 }
 
 
@@ -107,7 +109,7 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
             raise InvalidCliConfig(f"{where}: 'mcp_stdio' must be a list of at most 16 non-empty command strings")
         values["mcp_stdio"] = tuple(commands)
     if base_dir is not None:
-        for key in ("tools", "output_schema"):
+        for key in ("tools", "output_schema", "spec"):
             if key in values and not os.path.isabs(values[key]):
                 values[key] = str(base_dir / values[key])
     return RunSettings(**values)

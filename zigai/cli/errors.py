@@ -10,9 +10,9 @@ code  name            meaning
 1     fault           any other failure: run limits, timeouts, model behaviour,
                       tool exceptions, unexpected errors
 2     usage           operator input: bad arguments, model string, config, history,
-                      schema, tools or pause file
-3     credentials     a credential is missing from the environment, or the provider
-                      rejected it (HTTP 401/403)
+                      schema, tools, agent spec or pause file
+3     credentials     a credential (or a variable an agent spec needs) is missing from the
+                      environment, or the provider rejected it (HTTP 401/403)
 4     provider        the provider or the network failed (status, transport, decoding)
 5     approval        the run paused for tool approval; a pause file was written
 130   interrupted     Ctrl-C
@@ -82,12 +82,15 @@ class CassetteReplayError(CliError):
 
 def exit_code_for(error: BaseException) -> ExitCode:
     """The exit code for an exception that ended a command."""
+    from zigai.agent_spec.errors import AgentSpecError, MissingEnvironment
     from zigai.models import InvalidModelString, MissingCredentials
 
     if isinstance(error, KeyboardInterrupt):
         return ExitCode.interrupted
-    if isinstance(error, MissingCredentials):
+    if isinstance(error, (MissingCredentials, MissingEnvironment)):
         return ExitCode.credentials
+    if isinstance(error, AgentSpecError):
+        return ExitCode.usage
     if isinstance(error, ProviderRequestError):
         from zigai.provider import ProviderAuthError
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from zigai.cli.errors import CliUsageError
 
-__all__ = ["MAX_MCP_SERVERS", "mcp_toolsets", "split_command"]
+__all__ = ["MAX_MCP_SERVERS", "mcp_toolset", "mcp_toolsets", "split_command"]
 
 MAX_MCP_SERVERS = 16
 _DISCOVER_TIMEOUT_MS = 20_000
@@ -43,22 +43,24 @@ def split_command(command: str) -> list[str]:
 
 def mcp_toolsets(commands: Sequence[str], stack: ExitStack) -> list[Any]:
     """Start every server and return its toolset; the stack closes them all."""
-    from zigai import mcp
-
     if len(commands) > MAX_MCP_SERVERS:
         raise CliUsageError(f"at most {MAX_MCP_SERVERS} --mcp-stdio servers are supported, got {len(commands)}")
-    toolsets: list[Any] = []
-    for command in commands:
-        argv = split_command(command)
-        try:
-            transport = mcp.StdioTransport(argv, mcp.StdioOptions(stderr=mcp.StderrMode.inherit))
-        except mcp.McpError as exc:
-            raise CliUsageError(f"--mcp-stdio {command!r}: {exc}") from None
-        client = stack.enter_context(mcp.Client(transport))
-        try:
-            client.discover(mcp.RequestOptions(timeout_ms=_DISCOVER_TIMEOUT_MS))
-        except mcp.McpError as exc:
-            raise CliUsageError(f"--mcp-stdio {command!r} did not answer server/discover: "
-                                f"{type(exc).__name__}: {exc}") from None
-        toolsets.append(mcp.McpToolset(client))
-    return toolsets
+    return [mcp_toolset(split_command(command), f"--mcp-stdio {command!r}", stack) for command in commands]
+
+
+def mcp_toolset(argv: Sequence[str], label: str, stack: ExitStack,
+                discover_timeout_ms: int = _DISCOVER_TIMEOUT_MS) -> Any:
+    """Start one server (``argv``, named ``label`` in errors); the stack closes it."""
+    from zigai import mcp
+
+    try:
+        transport = mcp.StdioTransport(list(argv), mcp.StdioOptions(stderr=mcp.StderrMode.inherit))
+    except mcp.McpError as exc:
+        raise CliUsageError(f"{label}: {exc}") from None
+    client = stack.enter_context(mcp.Client(transport))
+    try:
+        client.discover(mcp.RequestOptions(timeout_ms=discover_timeout_ms))
+    except mcp.McpError as exc:
+        raise CliUsageError(f"{label} did not answer server/discover: "
+                            f"{type(exc).__name__}: {exc}") from None
+    return mcp.McpToolset(client)

@@ -38,7 +38,8 @@ def resume_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO
                             stream=args.stream, pause_file=args.pause_file)
     check_output_paths(invocation)
     with ExitStack() as stack:  # closes the MCP stdio servers the settings name
-        agent = build_agent(replace(settings, model=settings.model or "test"), env, err, stack)
+        agent = build_agent(settings if settings.spec else replace(settings, model=settings.model or "test"),
+                            env, err, stack)
         progress = progress_for(invocation, out, err)
         from zigai.agent.deferred import (
             InvalidPausedState,

@@ -49,7 +49,7 @@ class Invocation:
 
 def resolve_settings(settings: RunSettings, env: Mapping[str, str]) -> RunSettings:
     """Apply the environment layer (``ZIGAI_MODEL``) under explicit settings."""
-    if settings.model is None and env.get("ZIGAI_MODEL"):
+    if settings.model is None and not settings.spec and env.get("ZIGAI_MODEL"):
         return replace(settings, model=env["ZIGAI_MODEL"])
     return settings
 
@@ -93,6 +93,12 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO, stac
     from zigai.cli.tools_file import load_tools
     from zigai.models import infer_model
 
+    if settings.spec:
+        from zigai.cli.spec import spec_agent
+
+        if stack is None:
+            raise CliUsageError("an agent spec needs a stack that closes what it starts")
+        return spec_agent(settings, env, stack)
     if settings.model is None:
         model = infer_model("test")
     else:

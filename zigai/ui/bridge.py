@@ -6,7 +6,8 @@ agent's own pause-aware streams (``Agent.run_until_pause_stream`` and
 
 * identities: the run and thread ids given by the caller; one message id per model
   response (``<run>-m<step>``) and one part id per streamed part (``<message>-p<index>``);
-  function tool calls keep the model's own ``tool_call_id``; interrupts get the opaque
+  function tool calls keep the model's own ``tool_call_id``; provider-native (managed) tool
+  calls and their provider-side results are shown like function calls and results; interrupts get the opaque
   ids of :class:`~zigai.ui.pauses.PauseStore`; custom events keep their names;
 * output-tool calls (structured output in tool mode) are not shown as tool calls — the
   structured value arrives as ``zigai.partial_output`` custom events and the run result;
@@ -41,6 +42,8 @@ from zigai.agent.events import (
 from zigai.errors import ZigAIError
 from zigai.messages import (
     Message,
+    NativeToolCallPart,
+    NativeToolReturnPart,
     RetryPromptPart,
     TextPart,
     ThinkingPart,
@@ -180,7 +183,17 @@ class UiBridge:
             out.append(ReasoningStart(self.message_id, part_id))
             if part.content:
                 out.append(ReasoningDelta(part_id, part.content))
-        elif isinstance(part, ToolCallPart) and part.tool_name not in self._output_tools:
+        elif isinstance(part, NativeToolReturnPart):
+            name = part.tool_name or self._call_names.get(part.tool_call_id, "")
+            result_id = f"{self.run_id}-r-{part.tool_call_id}"
+            if part.outcome is ToolOutcome.success:
+                out.append(ToolResult(result_id, part.tool_call_id, name, json_value(part.content)))
+            else:
+                out.append(ToolResult(result_id, part.tool_call_id, name, None, "error",
+                                      _text(part.content)))
+        elif isinstance(part, NativeToolCallPart) or (
+            isinstance(part, ToolCallPart) and part.tool_name not in self._output_tools
+        ):
             call_id = part.tool_call_id
             self._parts[event.index] = ("call", call_id)
             self._call_names[call_id] = part.tool_name
@@ -212,7 +225,7 @@ class UiBridge:
             out.append(ReasoningEnd(ident))
         else:
             part = event.part
-            assert isinstance(part, ToolCallPart)
+            assert isinstance(part, (ToolCallPart, NativeToolCallPart))
             self._call_names[part.tool_call_id] = part.tool_name
             out.append(ToolCallEnd(ident, part.tool_name, part.args))
 

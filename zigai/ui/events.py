@@ -147,7 +147,8 @@ class Interrupt:
     """One call the paused run waits on; ``interrupt_id`` is server-minted and opaque.
 
     ``reason`` is ``tool_approval`` (approve or deny) or ``external_result`` (the client
-    supplies the result).  ``args`` is the parsed argument object.
+    supplies the result).  ``args`` is the parsed argument object, or the raw argument text
+    when the model's arguments are not a JSON object.
     """
 
     interrupt_id: str

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from zigai.agent.deferred import DeferredCall, ResumeDecision
 from zigai.errors import UiError
+from zigai.messages import InvalidMessagePart
 from zigai.ui.events import Interrupt
 
 __all__ = ["ApprovalReply", "PauseStore", "StoredPause", "UnknownInterrupt", "InvalidApprovalReply"]
@@ -66,8 +67,14 @@ def _interrupts(pause_id: str, calls: Sequence[DeferredCall]) -> tuple[Interrupt
         reason: Literal["tool_approval", "external_result"] = (
             "external_result" if call.execution == "external" else "tool_approval"
         )
+        try:
+            args: Any = call.args_as_dict()
+        except InvalidMessagePart:
+            # The model's arguments are not a JSON object: show their text as it is (the
+            # agent validates them again on resume, so approving cannot bypass validation).
+            args = call.args
         found.append(Interrupt(f"{pause_id}:{position}", call.tool_call_id, call.tool_name,
-                               call.args_as_dict(), reason))
+                               args, reason))
     return tuple(found)
 
 
