@@ -214,6 +214,8 @@ The tree (bases here, named leaves in their modules)::
     ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
     │                                                 CapabilityDependencyCycle, MissingEnvironment,
     │                                                 ProviderValidationFailed, AgentSpecClosed
+    ├── HarnessError              zigai.harness       InvalidHarness, ArtifactLimitExceeded,
+    │                                                 HarnessResultClosed
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
                                                       InvalidPauseFile), OutputFileNotWritten,
                                                       CassetteReplayError
@@ -252,6 +254,7 @@ __all__ = [
     "AcpError",
     "RealtimeError",
     "AgentSpecError",
+    "HarnessError",
     "CliError",
 ]
 
@@ -374,6 +377,10 @@ class RealtimeError(ZigAIError):
 
 class AgentSpecError(ZigAIError):
     """Agent spec parsing, dry-run validation or resolution failure."""
+
+
+class HarnessError(ZigAIError):
+    """Harness configuration, artifact collection or result-ownership failure."""
 
 
 class CliError(ZigAIError):
