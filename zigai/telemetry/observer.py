@@ -294,14 +294,13 @@ class Telemetry:
             run = self._runs.pop(event.run.run_id, None)
         if run is None:
             return
-        tools = set(map(id, run.tools.values()))  # tool spans are exported only when they end
-        for span in [*run.chats.values(), *run.tools.values()]:
-            # spans a failure left open (e.g. a cancelled stream) end with the run's error
-            span.status = "error"
-            span.attributes["error.type"] = _error_type(error) if error is not None else "_OTHER"
-            if id(span) in tools:
-                self._start(span)
-            self._end(span)
+        # spans a failure left open (e.g. a cancelled stream) end with the run's error; a tool
+        # span is exported only when it ends, so an open one has not been started yet either
+        for span in run.chats.values():
+            self._end_failed(span, error)
+        for span in run.tools.values():
+            self._start(span)
+            self._end_failed(span, error)
         agent = run.agent
         usage = event.usage
         for source, name in _USAGE_ATTRIBUTES:
@@ -325,6 +324,11 @@ class Telemetry:
         self._metric(OPERATION_DURATION, "histogram", "s", event.duration_s, metric_attributes,
                      "GenAI operation duration")
         self._end(agent)
+
+    def _end_failed(self, span: _Open, error: BaseException | None) -> None:
+        span.status = "error"
+        span.attributes["error.type"] = _error_type(error) if error is not None else "_OTHER"
+        self._end(span)
 
     def _run_end(self, event: Any) -> None:
         self._finish_run(event, None)
