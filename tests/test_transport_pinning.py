@@ -7,7 +7,6 @@ A custom ``resolver`` stands in for DNS records (a public-looking name whose rec
 
 from __future__ import annotations
 
-import datetime
 import socket
 import ssl
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.raw_server import RawServer
+from support.tls_certs import self_signed
 
 from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection
 from zigai.transport import HttpTransport, TransportConnectionFailed, TransportRequest
@@ -127,40 +127,7 @@ def test_resolver_must_be_callable() -> None:
 
 @pytest.fixture
 def tls_files(tmp_path: Path) -> Iterator[tuple[Path, Path, Path]]:
-    crypto = pytest.importorskip(
-        "cryptography", reason="the TLS pinning test makes a certificate with 'cryptography' "
-        "(installed with the dev extra: pip install -e '.[dev]')"
-    )
-    del crypto
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, NAME)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(NAME)]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert_path, key_path = self_signed(tmp_path, NAME, "the TLS pinning test")
     yield cert_path, key_path, cert_path
 
 

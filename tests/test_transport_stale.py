@@ -9,8 +9,6 @@ byte is sent again, once, on a new connection.  What must never be resent: a req
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import socket
 import ssl
 import struct
@@ -21,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.raw_server import RawServer
+from support.tls_certs import self_signed
 
 from zigai.security import UrlPolicy
 from zigai.transport import (
@@ -213,42 +212,7 @@ def test_the_resend_happens_once_when_the_new_connection_fails_too(
 
 @pytest.fixture
 def tls_pair(tmp_path: Path) -> tuple[ssl.SSLContext, Path]:
-    pytest.importorskip(
-        "cryptography", reason="the TLS case makes a certificate with 'cryptography' "
-        "(installed with the dev extra: pip install -e '.[dev]')"
-    )
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
+    cert_path, key_path = self_signed(tmp_path, "127.0.0.1", "the TLS case")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert_path, key_path)
     return context, cert_path
