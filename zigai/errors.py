@@ -190,7 +190,10 @@ The tree (bases here, named leaves in their modules)::
     ├── EvalsError                zigai.evals         InvalidDataset, InvalidEvaluator,
     │                                                 InvalidEvaluatorResult, InvalidEvalOptions,
     │                                                 ReportClosed, TraceTelemetryMissing,
-    │                                                 InvalidGraderVerdict
+    │                                                 InvalidGraderVerdict, InvalidEvalDocument
+    │                                                 (UnsupportedEvalDocumentVersion,
+    │                                                 UnknownEvaluatorName,
+    │                                                 AmbiguousEvaluatorName)
     ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
     │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from zigai._owner import Owner
+from zigai._strict_yaml import child_path, load_plain
 from zigai.agent_spec.document import (
     SPEC_VERSION,
     AgentSpec,
@@ -76,14 +77,6 @@ class Owned(Owner):
 
     def _release(self) -> None:
         self._spec = None  # type: ignore[assignment]
-
-
-def child_path(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if _NAME.match(key) and "." not in key and "-" not in key:
-        return f"{path}.{key}"
-    return f"{path}[{key!r}]"
 
 
 def _fail(path: str, what: str) -> InvalidAgentSpec:
@@ -148,67 +141,7 @@ def _profile() -> str:
 
 
 def _parse_yaml(text: str) -> Any:
-    import yaml
-
-    class StrictLoader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
-                raise _fail("$", f"YAML aliases are refused (line {event.start_mark.line + 1}); "
-                                 "an agent spec is plain data")
-            event = self.peek_event()
-            if getattr(event, "anchor", None):
-                raise _fail("$", f"YAML anchors are refused (line {event.start_mark.line + 1}); "
-                                 "an agent spec is plain data")
-            return super().compose_node(parent, index)
-
-    loader = StrictLoader(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            raise _fail("$", "the document is empty")
-        return _yaml_value(loader, node, "$")
-    except yaml.YAMLError as exc:
-        raise _fail("$", f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise _fail("$", f"nesting exceeds the {_profile()} limits") from None
-    finally:
-        loader.dispose()
-
-
-_YAML_PLAIN_TAGS = {
-    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
-}
-
-
-def _yaml_value(loader: Any, node: Any, path: str) -> Any:
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        if node.tag != "tag:yaml.org,2002:map":
-            raise _fail(path, f"YAML tag {node.tag!r} is refused")
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
-                raise _fail(path, f"keys must be strings (line {key_node.start_mark.line + 1})")
-            key = key_node.value
-            where = child_path(path, key)
-            if key in result:
-                raise _fail(where, "duplicate key")
-            result[key] = _yaml_value(loader, value_node, where)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        if node.tag != "tag:yaml.org,2002:seq":
-            raise _fail(path, f"YAML tag {node.tag!r} is refused")
-        return [_yaml_value(loader, item, child_path(path, i)) for i, item in enumerate(node.value)]
-    if node.tag not in _YAML_PLAIN_TAGS:
-        raise _fail(path, f"YAML tag {node.tag!r} is refused (only strings, numbers, booleans "
-                          "and null)")
-    value = loader.construct_object(node)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise _fail(path, "numbers must be finite")
-    return value
+    return load_plain(text, _fail, "an agent spec", _profile())
 
 
 def _bounded(value: Any) -> None:

@@ -27,7 +27,8 @@ Check and the built-ins), ``case`` (Case), ``dataset`` (Dataset), ``report`` (Ca
 ``stats`` (pass rates, score statistics), ``analysis`` (report evaluators, ReportView,
 Metric, Analysis), ``trace`` (trace evaluators and the span tee), ``grader``
 (ModelGrader: an Agent as judge), ``compare`` (joining two reports into regressions,
-improvements and usage deltas; imported explicitly: ``zigai.evals.compare``).
+improvements and usage deltas), ``io`` (dataset and report documents in JSON or YAML); both
+imported explicitly: ``zigai.evals.io``).
 """
 
 from __future__ import annotations
@@ -44,14 +45,18 @@ from zigai.evals.analysis import (
 from zigai.evals.case import MAX_CASE_NAME_BYTES, Case
 from zigai.evals.dataset import MAX_CASES, Dataset
 from zigai.evals.errors import (
+    AmbiguousEvaluatorName,
     EvalsError,
     InvalidDataset,
+    InvalidEvalDocument,
     InvalidEvalOptions,
     InvalidEvaluator,
     InvalidEvaluatorResult,
     InvalidGraderVerdict,
     ReportClosed,
     TraceTelemetryMissing,
+    UnknownEvaluatorName,
+    UnsupportedEvalDocumentVersion,
 )
 from zigai.evals.evaluators import (
     Check,
@@ -132,4 +137,8 @@ __all__ = [
     "ReportClosed",
     "TraceTelemetryMissing",
     "InvalidGraderVerdict",
+    "InvalidEvalDocument",
+    "UnsupportedEvalDocumentVersion",
+    "UnknownEvaluatorName",
+    "AmbiguousEvaluatorName",
 ]

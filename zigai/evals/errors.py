@@ -13,6 +13,10 @@ __all__ = [
     "ReportClosed",
     "TraceTelemetryMissing",
     "InvalidGraderVerdict",
+    "InvalidEvalDocument",
+    "UnsupportedEvalDocumentVersion",
+    "UnknownEvaluatorName",
+    "AmbiguousEvaluatorName",
 ]
 
 
@@ -56,3 +60,41 @@ class InvalidGraderVerdict(EvalsError):
 
     Recorded in the grader's evaluation result, like any evaluator failure.
     """
+
+
+class InvalidEvalDocument(EvalsError):
+    """A dataset or report document is malformed: syntax, size beyond its limit profile, a
+    wrong ``format``, an unknown or missing field, a wrong type, per-case run options.
+
+    ``path`` is the location of the offending value (``$.cases[2].name``; ``$`` for the whole
+    document) and the message starts with it.
+    """
+
+    def __init__(self, message: str, *, path: str = "$") -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnsupportedEvalDocumentVersion(InvalidEvalDocument):
+    """A document's ``version`` is not one this zigai reads; ``version`` holds what it said."""
+
+    def __init__(self, message: str, *, path: str = "$.version", version: object = None) -> None:
+        super().__init__(message, path=path)
+        self.version = version
+
+
+class UnknownEvaluatorName(InvalidEvalDocument):
+    """A dataset document names an evaluator the application registry does not hold."""
+
+    def __init__(self, message: str, *, path: str = "$", name: str = "") -> None:
+        super().__init__(message, path=path)
+        self.name = name
+
+
+class AmbiguousEvaluatorName(InvalidEvalDocument):
+    """A dataset document names an evaluator the registry holds more than once."""
+
+    def __init__(self, message: str, *, path: str = "$", name: str = "") -> None:
+        super().__init__(message, path=path)
+        self.name = name
+
