@@ -26,7 +26,8 @@ The tree (bases here, named leaves in their modules)::
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
     │                                                 HistoryTooLarge, HistoryClosed,
     │                                                 InvalidHistoryProcessor
-    ├── CodecError                zigai.codecs        InvalidPydanticAiMessages
+    ├── CodecError                zigai.codecs        InvalidPydanticAiMessages,
+    │                                                 UnconvertiblePydanticAiMessages
     ├── JsonSchemaError           zigai.json_schema   InvalidJsonSchema, UnsupportedJsonSchema,
     │                                                 OutputSchemaValidationFailed
     ├── SecurityError             zigai.security      UrlPolicyViolation
@@ -279,7 +280,7 @@ class HistoryError(ZigAIError):
 
 
 class CodecError(ZigAIError):
-    """An external persistence format (PydanticAI JSON) was invalid."""
+    """An external persistence format (PydanticAI JSON) was invalid or has no zigai form."""
 
 
 class JsonSchemaError(ZigAIError):

@@ -31,25 +31,39 @@ Invariants:
 * inputs are never mutated or retained; an :class:`Owned` holds the only
   reference to the graph that :func:`parse` decoded, and using it after
   :meth:`Owned.close` raises :class:`ValueError`.
+
+Conversion to and from zigai's own messages is separate and explicit:
+:func:`to_zigai` gives :data:`~zigai.messages.Message` values and :func:`from_zigai` writes
+zigai messages as the graph the library dumps.  Both are lossless or refuse: a value with no
+form on the other side raises :class:`UnconvertiblePydanticAiMessages` naming its location
+and kind (the mapping is documented in docs/codecs.md; private module
+``zigai/codecs/_pydantic_ai_convert.py``).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from zigai import json as zjson
 from zigai._owner import Owner
 from zigai.codecs._pydantic_ai_schema import SchemaViolation, check_messages
 from zigai.errors import CodecError, JsonError
 
+if TYPE_CHECKING:
+    from zigai.messages import Message
+
 __all__ = [
     "PYDANTIC_AI_VERSION",
     "SCHEMA_NAME",
     "InvalidPydanticAiMessages",
     "Owned",
+    "UnconvertiblePydanticAiMessages",
+    "from_zigai",
     "parse",
     "stringify",
+    "to_zigai",
     "validate",
 ]
 
@@ -70,6 +84,25 @@ class InvalidPydanticAiMessages(CodecError):
     def __init__(self, message: str, *, path: str = "$", reason: str = "") -> None:
         super().__init__(message)
         self.path = path
+        self.reason = reason or message
+
+
+class UnconvertiblePydanticAiMessages(CodecError):
+    """A valid message has a part or field with no lossless form on the other side.
+
+    ``direction`` is ``"to_zigai"`` (``path`` is a PydanticAI JSON location such as
+    ``$[3].parts[1]``) or ``"from_zigai"`` (``path`` indexes the zigai message list, such as
+    ``messages[3].parts[1]``); ``kind`` is the part or content kind that has no form there
+    (``retry-prompt``, ``tool-call/tool-search``, ``instruction`` ...) and ``reason`` says what
+    is missing and what to do.  The message is ``"<path> (<kind>): <reason>"``.
+    """
+
+    def __init__(self, message: str, *, direction: str = "to_zigai", path: str = "$",
+                 kind: str = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.direction = direction
+        self.path = path
+        self.kind = kind
         self.reason = reason or message
 
 
@@ -143,3 +176,54 @@ def stringify(value: Owned | list[Any]) -> str:
         return json.dumps(graph, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:  # a non-JSON value hidden in a free-form field
         raise _invalid("$", f"value is not representable as JSON: {exc}") from None
+
+
+def to_zigai(value: str | bytes | Owned | list[Any]) -> list[Message]:
+    """zigai messages of a PydanticAI history: JSON text (parsed within the history limits),
+    an :class:`Owned`, or an already decoded graph (validated first).
+
+    Raises :class:`InvalidPydanticAiMessages` for input that is not stable-v2 JSON and
+    :class:`UnconvertiblePydanticAiMessages` for the first part or field zigai cannot hold.
+    """
+    from zigai.codecs import _pydantic_ai_convert as convert  # lazy: keeps parse() import-light
+
+    if isinstance(value, (str, bytes)):
+        graph = parse(value).value
+    elif isinstance(value, Owned):
+        graph = value.value
+    else:
+        validate(value)
+        graph = value
+    try:
+        return convert.messages_to_zigai(graph)
+    except convert.NoForm as missing:
+        raise _unconvertible("to_zigai", missing) from None
+
+
+def from_zigai(messages: Iterable[Message]) -> list[Any]:
+    """The PydanticAI stable-v2 graph of zigai messages, as the library would dump it.
+
+    The result is a fresh ``list`` of ``dict`` owned by the caller, already validated;
+    :func:`stringify` writes it, and ``ModelMessagesTypeAdapter.validate_python`` (or
+    ``validate_json`` of the text) reads it.  Raises :class:`UnconvertiblePydanticAiMessages`
+    for the first zigai part or field with no PydanticAI form.
+    """
+    from zigai.codecs import _pydantic_ai_convert as convert
+
+    try:
+        graph = convert.messages_from_zigai(messages)
+    except convert.NoForm as missing:
+        raise _unconvertible("from_zigai", missing) from None
+    try:
+        validate(graph)
+    except InvalidPydanticAiMessages as invalid:  # e.g. an UploadedFile provider it does not know
+        raise UnconvertiblePydanticAiMessages(
+            f"{invalid.path}: {invalid.reason}", direction="from_zigai", path=invalid.path,
+            kind="value", reason=invalid.reason) from None
+    return graph
+
+
+def _unconvertible(direction: str, missing: Any) -> UnconvertiblePydanticAiMessages:
+    return UnconvertiblePydanticAiMessages(
+        f"{missing.path} ({missing.kind}): {missing.reason}", direction=direction,
+        path=missing.path, kind=missing.kind, reason=missing.reason)
