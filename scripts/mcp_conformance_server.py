@@ -27,6 +27,8 @@ from zigai.mcp import (
     EmbeddedResourceBlock,
     GetPromptResult,
     ImageBlock,
+    InputKind,
+    InputRequest,
     PromptArgument,
     PromptMessage,
     Server,
@@ -165,7 +167,91 @@ def build_server() -> Server:
         return Completion(found, len(found), False)
 
     server.set_completion(complete)
+    _add_input_scenarios(server)
     return server
+
+
+def _elicit(key: str, message: str, field: str, kind: str = "string") -> InputRequest:
+    return InputRequest(key, InputKind.elicitation, {
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": {field: {"type": kind}}, "required": [field]}})
+
+
+def _sample(key: str, text: str, max_tokens: int) -> InputRequest:
+    return InputRequest(key, InputKind.sampling, {
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}], "maxTokens": max_tokens})
+
+
+def _answer_text(answer: dict[str, Any]) -> str:
+    content = answer.get("content")
+    return str(content.get("text", "")) if isinstance(content, dict) else ""
+
+
+def _add_input_scenarios(server: Server) -> None:
+    """The SEP-2322 fixtures: tools and a prompt that answer input_required until given input."""
+    roots = InputRequest("client_roots", InputKind.roots, {})
+
+    def elicitation(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        answer = request.ask(_elicit("user_name", "What is your name?", "name"))["user_name"]
+        name = (answer.get("content") or {}).get("name", "stranger")
+        return CallToolResult((TextBlock(f"Hello, {name}!"),))
+
+    def sampling(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        answer = request.ask(_sample("capital_question", "What is the capital of France?", 100))["capital_question"]
+        return CallToolResult((TextBlock(_answer_text(answer)),))
+
+    def list_roots(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        listed = request.ask(roots)["client_roots"]["roots"]
+        return CallToolResult((TextBlock("Client roots: " + ", ".join(root["uri"] for root in listed)),))
+
+    def request_state(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        confirm = _elicit("confirm", "Please confirm", "ok", "boolean")
+        request.ask(confirm, state="awaiting-confirmation")
+        verified = request.request_state == "awaiting-confirmation"
+        return CallToolResult((TextBlock("state-ok" if verified else "state-missing"),))
+
+    def multiple(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        answers = request.ask(_elicit("user_name", "What is your name?", "name"),
+                              _sample("greeting", "Generate a greeting", 50), roots, state="all-three")
+        name = (answers["user_name"].get("content") or {}).get("name", "stranger")
+        return CallToolResult((TextBlock(f"{_answer_text(answers['greeting'])} {name}; "
+                                         f"{len(answers['client_roots']['roots'])} root(s)"),))
+
+    def multi_round(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        first = request.ask(_elicit("step1", "Step 1: What is your name?", "name"), state="round-1")
+        second = request.ask(_elicit("step2", "Step 2: What is your favorite color?", "color"), state="round-2")
+        name = (first["step1"].get("content") or {}).get("name")
+        color = (second["step2"].get("content") or {}).get("color")
+        return CallToolResult((TextBlock(f"{name} likes {color}"),))
+
+    def capabilities(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        declared = request.client_capabilities
+        wanted = [item for item, capability in (
+            (_elicit("user_name", "What is your name?", "name"), declared.elicitation),
+            (_sample("greeting", "Generate a greeting", 50), declared.sampling),
+            (roots, declared.roots)) if capability is not None]
+        if wanted:
+            request.ask(*wanted)
+        return CallToolResult((TextBlock(f"answered {len(wanted)} declared input request(s)"),))
+
+    for name, description, handler in (
+        ("test_input_required_result_elicitation", "Asks the client's name by elicitation", elicitation),
+        ("test_input_required_result_sampling", "Asks the client to sample an answer", sampling),
+        ("test_input_required_result_list_roots", "Asks the client for its roots", list_roots),
+        ("test_input_required_result_request_state", "Asks for confirmation with a request state", request_state),
+        ("test_input_required_result_tampered_state", "Asks for confirmation with a sealed state", request_state),
+        ("test_input_required_result_multiple_inputs", "Asks for three inputs at once", multiple),
+        ("test_input_required_result_multi_round", "Asks in two rounds", multi_round),
+        ("test_input_required_result_capabilities", "Asks only for what the client declared", capabilities),
+    ):
+        server.add_tool(_tool(name, description), handler)
+
+    def prompt(args: dict[str, str], request: ServerRequest) -> GetPromptResult:
+        answer = request.ask(_elicit("user_context", "What context should the prompt use?", "context"))
+        context = (answer["user_context"].get("content") or {}).get("context", "")
+        return GetPromptResult((PromptMessage("user", TextBlock(f"Use this context: {context}")),))
+
+    server.add_prompt("test_input_required_result_prompt", prompt, description="A prompt that asks for context")
 
 
 def main(argv: list[str] | None = None) -> int:

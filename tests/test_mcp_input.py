@@ -270,19 +270,22 @@ def test_a_zigai_tool_asks_twice_and_the_retries_carry_each_round() -> None:
     rounds: list[dict[str, Any]] = []
 
     def ask(arguments: dict[str, Any], request: Any) -> Any:
-        rounds.append({key: request.params.get(key) for key in ("inputResponses", "requestState")})
-        if request.params.get("requestState") is None:
+        rounds.append({"inputResponses": request.params.get("inputResponses"), "state": request.request_state,
+                       "wire": request.params.get("requestState")})
+        if request.request_state is None:
             return mcp.InputRequired((mcp.InputRequest.from_json("r", ROOTS),), "one")
-        if request.params["requestState"] == "one":
+        if request.request_state == "one":
             return mcp.InputRequired((mcp.InputRequest.from_json("e", ELICIT),), "two")
         return "ok"
 
     server.add_tool(mcp.ToolInfo("ask", {"type": "object"}), ask)
-    with mcp.Client(mcp.InProcessTransport(server), input_handler=answering) as client:
+    capabilities = mcp.ClientCapabilities(roots={}, elicitation={})
+    with mcp.Client(mcp.InProcessTransport(server), input_handler=answering, capabilities=capabilities) as client:
         assert client.call_tool("ask", {}).text == "ok"
-    assert rounds[0] == {"inputResponses": None, "requestState": None}
-    assert rounds[1]["requestState"] == "one" and list(rounds[1]["inputResponses"]) == ["r"]
-    assert rounds[2]["requestState"] == "two" and list(rounds[2]["inputResponses"]) == ["e"]
+    assert rounds[0] == {"inputResponses": None, "state": None, "wire": None}
+    assert rounds[1]["state"] == "one" and list(rounds[1]["inputResponses"]) == ["r"]
+    assert rounds[2]["state"] == "two" and list(rounds[2]["inputResponses"]) == ["e"]
+    assert rounds[1]["wire"] != "one" and rounds[2]["wire"].startswith("zs1.")  # the client echoed the sealed state
 
 
 def test_input_required_values_are_checked_when_built() -> None:

@@ -137,7 +137,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 CapabilityConflict, CapabilityLimitExceeded,
     │                                                 LoadResolutionClosed
     ├── McpError                  zigai.mcp           McpErrorResponse (ParseError, InvalidRequest,
-    │                                                 MethodNotFound, InvalidParams, InternalError,
+    │                                                 MethodNotFound, InvalidParams
+    │                                                 (InvalidRequestState), InternalError,
     │                                                 HeaderMismatch, MissingRequiredClientCapability,
     │                                                 UnsupportedProtocolVersion), McpTransportError
     │                                                 (McpConnectionFailed, McpHttpStatusError,

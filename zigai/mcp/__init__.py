@@ -30,7 +30,8 @@ Submodules
     request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``),
     ``task_store`` (:class:`FileStore`, two-phase input records), ``server_tasks``
     (:class:`TaskServer`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
-    (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_values`` (handler values as
+    (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_input`` (server-side multi round-trip
+    input: ``ServerRequest.ask``, sealed ``requestState``), ``server_values`` (handler values as
     results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
     challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``errors``.
@@ -48,6 +49,7 @@ from zigai.mcp.errors import (
     InvalidMcpRequest,
     InvalidParams,
     InvalidRequest,
+    InvalidRequestState,
     InvalidServerDefinition,
     McpClientClosed,
     McpConnectionFailed,
@@ -117,6 +119,7 @@ from zigai.mcp.results import (
 )
 from zigai.mcp.server import Server, ServerRequest, current_request
 from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
+from zigai.mcp.server_input import InputStillNeeded
 from zigai.mcp.server_stdio import serve_stdio
 from zigai.mcp.server_tasks import TaskContext, TaskServer
 from zigai.mcp.stdio import StderrMode, StdioOptions, StdioTransport
@@ -156,10 +159,11 @@ __all__ = [
     "BlobResourceContents", "Resource", "ResourceTemplate", "ReadResourceResult", "Prompt",
     "PromptArgument", "PromptMessage", "GetPromptResult", "Completion", "DiscoverResult",
     # server side
-    "Server", "ServerRequest", "current_request", "serve_stdio", "serve_http", "wsgi_app",
+    "Server", "ServerRequest", "InputStillNeeded", "current_request", "serve_stdio", "serve_http", "wsgi_app",
     "DeploymentPolicy", "HttpServerHandle",
     # errors
     "McpError", "McpErrorResponse", "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams",
+    "InvalidRequestState",
     "InternalError", "HeaderMismatch", "MissingRequiredClientCapability", "UnsupportedProtocolVersion",
     "McpTransportError", "McpConnectionFailed", "McpHttpStatusError", "McpStreamEnded",
     "McpServerExited", "InvalidMcpMessage", "McpMessageTooLarge", "SseEventTooLarge",

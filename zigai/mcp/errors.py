@@ -31,6 +31,7 @@ __all__ = [
     "InvalidRequest",
     "MethodNotFound",
     "InvalidParams",
+    "InvalidRequestState",
     "InternalError",
     "HeaderMismatch",
     "MissingRequiredClientCapability",
@@ -114,6 +115,10 @@ class InvalidParams(McpErrorResponse):
     """-32602: the params (including the ``_meta`` envelope) were missing or invalid."""
 
     default_code = INVALID_PARAMS
+
+
+class InvalidRequestState(InvalidParams):
+    """-32602: a retried request's ``requestState`` failed the server's integrity, binding or age check."""
 
 
 class InternalError(McpErrorResponse):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -217,3 +218,32 @@ def check_param_headers(input_schema: Any, arguments: Mapping[str, Any],
             raise HeaderMismatch(f"{name} header carries a malformed base64 value")
         if not _matches(kind, value, rendered, decoded):
             raise HeaderMismatch(f"{name} header does not match argument {argument!r}")
+
+
+def _without_header_annotations(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: _without_header_annotations(v) for k, v in schema.items() if k != "x-mcp-header"}
+    if isinstance(schema, list):
+        return [_without_header_annotations(v) for v in schema]
+    return schema
+
+
+def annotated_argument_problem(schema: Any, arguments: dict[str, Any]) -> str | None:
+    """What is wrong with the arguments of a tool whose ``x-mcp-header`` annotations the local
+    dialect refuses (None when nothing is, or when the schema carries no annotation).
+
+    Such a tool is built with ``check_arguments=False``; the server still checks the
+    arguments, against the schema with the header annotations (which assert nothing) removed.
+    """
+    if "x-mcp-header" not in json.dumps(schema):
+        return None
+    from zigai.errors import JsonSchemaError
+    from zigai.json_schema import Validator
+
+    try:
+        failures = Validator(_without_header_annotations(schema)).errors(arguments)
+    except JsonSchemaError:
+        return None  # the schema is outside the local dialect for other reasons: the tool decides
+    if not failures:
+        return None
+    return "; ".join(f"{path}: {reason}" for path, reason in failures[:8])

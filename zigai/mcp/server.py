@@ -24,6 +24,10 @@ Invariants
     * Tool failures are results (``isError: true``) so a model can react; unknown tools,
       resources and prompts, and bad params, are JSON-RPC errors.  Unexpected handler
       exceptions become -32603 without their text (logged server-side).
+    * tools/call, prompts/get and resources/read handlers may ask the client for input
+      (:meth:`ServerRequest.ask`, or return an :class:`InputRequired`); the ``requestState``
+      handed out is sealed with the server's ``state_key`` and checked before the retry's
+      handler runs (see ``server_input``).
     * A cancelled request gets no response (:data:`NO_REPLY`).  Registration is validated
       (unique names, valid schemas, valid ``x-mcp-header`` annotations) and raises
       :class:`InvalidServerDefinition`.
@@ -36,6 +40,7 @@ import json
 import logging
 import queue
 import re
+import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,8 +62,13 @@ from zigai.mcp.errors import (
     ParseError,
     UnsupportedProtocolVersion,
 )
-from zigai.mcp.headers import check_param_headers, decode_header_value, invalid_header_annotation
-from zigai.mcp.input import InputRequired
+from zigai.mcp.headers import (
+    annotated_argument_problem,
+    check_param_headers,
+    decode_header_value,
+    invalid_header_annotation,
+)
+from zigai.mcp.input import MRTR_METHODS, InputRequest, InputRequired
 from zigai.mcp.jsonrpc import (
     HEADER_METHOD,
     HEADER_NAME,
@@ -98,6 +108,14 @@ from zigai.mcp.results import (
     PromptMessage,
     TextBlock,
     ToolInfo,
+)
+from zigai.mcp.server_input import (
+    DEFAULT_STATE_MAX_AGE_S,
+    InputStillNeeded,
+    RoundInput,
+    open_round,
+    seal_round,
+    take_answers,
 )
 from zigai.mcp.server_values import (
     block_of,
@@ -149,6 +167,22 @@ class ServerRequest:
     headers: Mapping[str, tuple[str, ...]] | None = None
     tls: bool | None = None
     emit_fn: Callable[[Notification], None] | None = None
+    input: RoundInput = field(default_factory=lambda: RoundInput({}, None, {}))
+
+    @property
+    def request_state(self) -> str | None:
+        """The handler's own state string from the previous round (verified by the server), if any."""
+        return self.input.state
+
+    def ask(self, *requests: InputRequest, state: str | None = None) -> dict[str, dict[str, Any]]:
+        """The client's answers to ``requests`` by key (multi round-trip input, SEP-2322).
+
+        When an answer is missing this raises :class:`InputStillNeeded`; the server answers
+        ``input_required`` for the missing keys with a sealed ``requestState`` carrying
+        ``state`` and every answer given so far, so the retried request calls the handler
+        again and this call returns.  Only on tools/call, prompts/get and resources/read.
+        """
+        return take_answers(self.input, self.client_capabilities, requests, state)
 
     def emit(self, notification: Notification) -> None:
         """Send a notification related to this request (dropped when the transport has no channel)."""
@@ -238,6 +272,8 @@ class Server:
         limits: Limits = defaults.mcp_message,
         max_subscriptions: int = 64,
         request_timeout_ms: int | None = None,
+        state_key: bytes | None = None,
+        request_state_max_age_s: float = DEFAULT_STATE_MAX_AGE_S,
     ) -> None:
         self.info = Implementation(name, version, title)
         self.instructions = instructions
@@ -248,6 +284,10 @@ class Server:
         self.limits = limits
         self.max_subscriptions = max_subscriptions
         self.request_timeout_ms = request_timeout_ms
+        if state_key is not None and (not isinstance(state_key, bytes) or len(state_key) < 16):
+            raise InvalidServerDefinition("state_key must be at least 16 bytes (share it across replicas)")
+        self._state_key = state_key if state_key is not None else secrets.token_bytes(32)
+        self.request_state_max_age_s = request_state_max_age_s
         try:
             self._extensions = ServerCapabilities(extensions=extensions).extensions
         except InvalidMcpRequest as exc:
@@ -443,18 +483,26 @@ class Server:
         except ValueError:
             raise InvalidParams(f"unknown log level {level!r}") from None
         progress = meta.get("progressToken")
+        round_input = open_round(request.method, params, self._state_key, self.request_state_max_age_s)
         context = ServerRequest(
             id=request.id, method=request.method, params=params, protocol_version=version,
             client_capabilities=capabilities, client_info=Implementation.from_json(meta.get(META_CLIENT_INFO)),
             log_level=log_level,
             progress_token=progress if isinstance(progress, (int, str)) and not isinstance(progress, bool) else None,
             control=RunControl.start(self.request_timeout_ms, token=token), headers=headers, tls=tls, emit_fn=emit,
+            input=round_input,
         )
         reset = _current.set(context)
         try:
             raw = handler(context)
         except McpErrorResponse:
             raise
+        except InputStillNeeded as still:
+            if request.method not in MRTR_METHODS:
+                _log.error("MCP handler for %s asked for input, which only %s may do", request.method,
+                           sorted(MRTR_METHODS))
+                raise InternalError(f"the server failed while handling {request.method}") from None
+            raw = seal_round(request.method, params, still.needed, round_input, capabilities, self._state_key)
         except Exception:
             _log.exception("MCP handler for %s failed", request.method)
             raise InternalError(f"the server failed while handling {request.method}") from None
@@ -569,7 +617,7 @@ class Server:
             return self._run_zigai_tool(entry.tool, arguments, request).to_json()
         try:
             value = entry.handler(arguments, request)  # type: ignore[misc]
-        except McpErrorResponse:
+        except (McpErrorResponse, InputStillNeeded):
             raise
         except ModelRetry as exc:
             return error_result(str(exc)).to_json()
@@ -577,7 +625,7 @@ class Server:
             _log.exception("MCP tool %r failed", name)
             return error_result(f"tool {name!r} failed").to_json()
         if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
-            return value.to_json()
+            raise InputStillNeeded(value)
         if isinstance(value, TASK_STATE_TYPES):  # the Tasks extension: a task handle instead of a result
             return {**value.to_json(), "resultType": "task"}
         return tool_value(value).to_json()
@@ -586,11 +634,13 @@ class Server:
         ctx = ToolRunContext(deps=self.deps, control=request.control, tool_name=tool.name,
                              tool_call_id=str(request.id))
         try:
-            _check_annotated_arguments(tool, arguments)
+            problem = annotated_argument_problem(tool.parameters_json_schema, arguments)
+            if problem is not None:
+                raise InvalidToolArguments(f"tool {tool.name!r}: invalid arguments: {problem}", tool_name=tool.name)
             output = tool.execute(tool.validate_arguments(json.dumps(arguments)), ctx)
         except (InvalidToolArguments, ModelRetry, ToolTimedOut) as exc:
             return error_result(str(exc))
-        except McpErrorResponse:
+        except (McpErrorResponse, InputStillNeeded):
             raise
         except Exception:
             _log.exception("MCP tool %r failed", tool.name)
@@ -637,6 +687,8 @@ class Server:
                     break
             else:
                 raise InvalidParams(f"Resource not found: {uri}", data={"uri": uri})
+        if isinstance(value, InputRequired):
+            raise InputStillNeeded(value)
         return {"contents": [c.to_json() for c in resource_contents(uri, value, mime)]}
 
     def _list_prompts(self, request: ServerRequest) -> dict[str, Any]:
@@ -658,6 +710,8 @@ class Server:
         if missing:
             raise InvalidParams(f"prompt {name!r} needs arguments {missing}")
         value = entry.render(dict(arguments), request)
+        if isinstance(value, InputRequired):
+            raise InputStillNeeded(value)
         if isinstance(value, GetPromptResult):
             result: dict[str, Any] = {"messages": [m.to_json() for m in value.messages]}
             description = value.description
@@ -739,32 +793,3 @@ _CORE: dict[str, Callable[[Server, ServerRequest], Mapping[str, Any]]] = {
     "completion/complete": Server._complete,
     "subscriptions/listen": Server._listen,
 }
-
-
-def _without_header_annotations(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {k: _without_header_annotations(v) for k, v in schema.items() if k != "x-mcp-header"}
-    if isinstance(schema, list):
-        return [_without_header_annotations(v) for v in schema]
-    return schema
-
-
-def _check_annotated_arguments(tool: Tool, arguments: dict[str, Any]) -> None:
-    """Validate arguments of a tool whose ``x-mcp-header`` annotations the local dialect refuses.
-
-    Such a tool is built with ``check_arguments=False``; the server still checks the
-    arguments, against the schema with the header annotations (which assert nothing) removed.
-    """
-    schema = tool.parameters_json_schema
-    if "x-mcp-header" not in json.dumps(schema):
-        return
-    from zigai.errors import JsonSchemaError
-    from zigai.json_schema import Validator
-
-    try:
-        failures = Validator(_without_header_annotations(schema)).errors(arguments)
-    except JsonSchemaError:
-        return  # the schema is outside the local dialect for other reasons: the tool decides
-    if failures:
-        shown = "; ".join(f"{path}: {reason}" for path, reason in failures[:8])
-        raise InvalidToolArguments(f"tool {tool.name!r}: invalid arguments: {shown}", tool_name=tool.name)
