@@ -4,7 +4,8 @@ The suite starts one mock server per scenario and runs ``python mcp_conformance_
 <server-url>`` with ``MCP_CONFORMANCE_SCENARIO`` (the scenario name) and, for some scenarios,
 ``MCP_CONFORMANCE_CONTEXT`` (a JSON object: credentials, tool calls to make) in the
 environment.  This entry does what an application would do with the public zigai API: list
-the tools, call them, and, where the server asks for authorization, authorize through
+the tools, call them (answering any multi round-trip input through :func:`answer_input`, an
+unattended InputHandler), and, where the server asks for authorization, authorize through
 :mod:`zigai.mcp.auth`.  It exits 0 when the session worked and 1 (with the error on stderr)
 when zigai refused something, which is the correct outcome for the scenarios that test a
 refusal.
@@ -15,9 +16,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-from zigai.mcp import Client, ClientCapabilities, Implementation, StreamableHttpTransport, ToolInfo
+from zigai.mcp import (
+    Client,
+    ClientCapabilities,
+    Implementation,
+    InputKind,
+    InputRequest,
+    InputResponse,
+    StreamableHttpTransport,
+    ToolInfo,
+)
 from zigai.security import UrlPolicy
 
 
@@ -33,16 +44,38 @@ def _arguments(tool: ToolInfo) -> dict[str, Any]:
     return arguments
 
 
+def answer_input(request: InputRequest) -> InputResponse:
+    """The unattended user: accept elicitations with a value per requested field, offer the
+    working directory as the one root, and answer sampling with a fixed text."""
+    if request.kind is InputKind.roots:
+        return InputResponse.roots([(Path.cwd().as_uri(), "workspace")])
+    if request.kind is InputKind.sampling:
+        return InputResponse.sampled("zigai conformance answer", model="zigai-conformance")
+    schema = request.params.get("requestedSchema")
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    samples: dict[Any, Any] = {"boolean": True, "number": 1, "integer": 1, "string": "zigai"}
+    values = {name: samples.get(spec.get("type") if isinstance(spec, dict) else None, "zigai")
+              for name, spec in (properties or {}).items()}
+    return InputResponse.accept(values)
+
+
 def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     transport = StreamableHttpTransport(url, url_policy=UrlPolicy.local_development())
     capabilities = ClientCapabilities(roots={}, sampling={}, elicitation={})
     with Client(transport, client_info=Implementation("zigai-conformance-client", "1.0.0"),
-                capabilities=capabilities, default_timeout_ms=20_000) as client:
+                capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input) as client:
         tools = [tool for page in client.list_all_tools() for tool in page.items]
         calls = context.get("toolCalls")
         if calls:
             for call in calls:
                 client.call_tool(call["name"], call.get("arguments") or {})
+            return
+        if scenario == "json-schema-2020-12-preservation":
+            # The scenario asks the client to hand one tool's inputSchema, exactly as received,
+            # to the echo tool (the one taking a 'schema' object) so it can see what survived.
+            echo = next(tool for tool in tools if "schema" in (tool.input_schema.get("required") or ()))
+            focal = next(tool for tool in tools if tool is not echo)
+            client.call_tool(echo.name, {"schema": focal.input_schema})
             return
         for tool in tools:
             client.call_tool(tool.name, _arguments(tool))

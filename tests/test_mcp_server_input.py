@@ -229,3 +229,26 @@ def test_a_zigai_tool_asks_through_current_request() -> None:
     with mcp.Client(mcp.InProcessTransport(server), input_handler=lambda request: mcp.InputResponse.decline(),
                     capabilities=mcp.ClientCapabilities(elicitation={})) as client:
         assert client.call_tool("confirm", {"action": "deploy"}).text == "deploy: decline"
+
+
+def test_a_correctly_signed_but_malformed_state_is_refused() -> None:
+    key = b"k" * 32
+    server = _server(state_key=key)
+
+    def signed(body: str) -> str:
+        return f"zs1.{body}.{server_input._b64(server_input._mac(key, body))}"
+
+    def payload(**fields: Any) -> str:
+        import json
+
+        document = {"m": "tools/call", "t": "greet", "iat": server_input.time.time(), "s": None, "a": {}, **fields}
+        return server_input._b64(json.dumps(document).encode())
+
+    for state, message in ((signed("not~base64"), "integrity check"), (signed(server_input._b64(b"[1]")), "integrity"),
+                           (signed(payload(iat="yesterday")), "expired"),
+                           (signed(payload(iat=server_input.time.time() + 3600)), "expired"),
+                           (signed(payload(a=[])), "malformed"), (signed(payload(s=5)), "malformed")):
+        reply = _call(server, {"name": "greet", "arguments": {}, "requestState": state})
+        assert reply["error"]["code"] == -32602 and message in reply["error"]["message"], state
+    assert _call(server, {"name": "greet", "arguments": {}, "requestState": signed(payload())})["result"][
+        "resultType"] == "input_required"
