@@ -54,6 +54,9 @@ class UsageDetails(Mapping[str, int]):
 
     def __init__(self, values: Mapping[str, int] | None = None) -> None:
         items: dict[str, int] = {}
+        if not values:
+            object.__setattr__(self, "_items", items)
+            return
         for name, count in sorted((values or {}).items(), key=lambda kv: str(kv[0])):
             if not isinstance(name, str) or not name:
                 raise InvalidUsage(f"usage detail names must be non-empty strings, got {name!r}")
@@ -117,6 +120,24 @@ _TOKEN_FIELDS = (
 
 
 def _validate_tokens(usage: RequestUsage | RunUsage) -> None:
+    inp, out = usage.input_tokens, usage.output_tokens
+    read, write = usage.cache_read_tokens, usage.cache_write_tokens
+    audio_in, audio_out = usage.input_audio_tokens, usage.output_audio_tokens
+    reasoning = usage.reasoning_tokens
+    if (
+        type(inp) is int and type(out) is int and type(read) is int and type(write) is int
+        and type(audio_in) is int and type(audio_out) is int and type(reasoning) is int
+        and read >= 0 and write >= 0 and read + write <= inp and 0 <= audio_in <= inp
+        and 0 <= reasoning <= out and 0 <= audio_out <= out
+    ):  # every invariant at once; any doubt falls through to the named checks below
+        if not isinstance(usage.details, UsageDetails):
+            object.__setattr__(usage, "details", UsageDetails(usage.details))
+        return
+    _explain_invalid_tokens(usage)
+
+
+def _explain_invalid_tokens(usage: RequestUsage | RunUsage) -> None:
+    """Raise the :class:`InvalidUsage` that names the first broken invariant."""
     for name in _TOKEN_FIELDS:
         _check_count(name, getattr(usage, name))
     if not isinstance(usage.details, UsageDetails):

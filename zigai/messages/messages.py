@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal, TypeAlias
 
 from zigai.messages._base import (
@@ -62,6 +62,14 @@ class FinishReason(enum.Enum):
     other = "other"
 
 
+_FINISH_REASONS = {reason.value: reason for reason in FinishReason}
+
+
+def _name_or_none(value: object) -> bool:
+    """True for the values ``optional_str`` (empty not allowed) accepts, in one test."""
+    return value is None or (type(value) is str and value != "")
+
+
 def _check_parts(
     message: RequestMessage | ResponseMessage,
     allowed: tuple[type, ...],
@@ -71,9 +79,12 @@ def _check_parts(
     allow_empty: bool,
 ) -> None:
     given: object = message.parts
-    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+    if type(given) is tuple:
+        parts = given
+    elif isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
         raise InvalidMessagePart(f"{type(message).__name__}.parts must be a sequence of parts")
-    parts = tuple(given)
+    else:
+        parts = tuple(given)
     for index, part in enumerate(parts):
         if isinstance(part, allowed):
             continue
@@ -88,7 +99,8 @@ def _check_parts(
         )
     if not parts and not allow_empty:
         raise InvalidMessagePart(f"{type(message).__name__}.parts must not be empty")
-    set_field(message, "parts", parts)
+    if parts is not given:
+        set_field(message, "parts", parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +115,15 @@ class RequestMessage:
 
     def __post_init__(self) -> None:
         _check_parts(self, REQUEST_PART_TYPES, RESPONSE_PART_TYPES, "request", allow_empty=False)
+        instructions, stamp = self.instructions, self.timestamp
+        if ((instructions is None or type(instructions) is str)
+                and (stamp is None or (type(stamp) is datetime and stamp.tzinfo is UTC))
+                and self.metadata is None and self.kind == "request"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         optional_str(self, "instructions", allow_empty=True)
         require_timestamp(self)
         require_instance(self, "metadata", Metadata, optional=True)
@@ -138,6 +159,26 @@ class ResponseMessage:
 
     def __post_init__(self) -> None:
         _check_parts(self, RESPONSE_PART_TYPES, REQUEST_PART_TYPES, "response", allow_empty=True)
+        reason = self.finish_reason
+        if (type(self.usage) is RequestUsage and _name_or_none(self.model_name)
+                and _name_or_none(self.provider_name) and _name_or_none(self.provider_response_id)
+                and (reason is None or type(reason) is FinishReason
+                     or (type(reason) is str and reason in _FINISH_REASONS))
+                and (self.raw_finish_reason is None or type(self.raw_finish_reason) is str)
+                and (self.timestamp is None
+                     or (type(self.timestamp) is datetime and self.timestamp.tzinfo is UTC))
+                and (self.provider_details is None
+                     or type(self.provider_details) is ProviderDetails)
+                and self.metadata is None and self.kind == "response"):
+            # the common exact shape: every check below would pass, only a reason given as
+            # its value text becomes the enum member (what coerce_enum does)
+            if type(reason) is str:
+                set_field(self, "finish_reason", _FINISH_REASONS[reason])
+            return
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_instance(self, "usage", RequestUsage)
         optional_str(self, "model_name")
         optional_str(self, "provider_name")

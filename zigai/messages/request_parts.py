@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal, TypeAlias
 
 from zigai.messages._base import (
@@ -59,6 +59,14 @@ class ToolOutcome(enum.Enum):
     skipped = "skipped"  # not run: the end strategy had already accepted an output
 
 
+_OUTCOMES = {outcome.value: outcome for outcome in ToolOutcome}
+
+
+def _utc_or_none(stamp: object) -> bool:
+    """True for the timestamps ``require_timestamp`` accepts unchanged in one test."""
+    return stamp is None or (type(stamp) is datetime and stamp.tzinfo is UTC)
+
+
 def freeze_content(value: object, owner: str) -> Any:
     """Validate and freeze a JSON tool-return content value."""
     return freeze_json(value, lambda m: InvalidMessagePart(f"{owner}.content: {m}"))
@@ -73,6 +81,13 @@ class SystemPromptPart:
     part_kind: Literal["system-prompt"] = "system-prompt"
 
     def __post_init__(self) -> None:
+        if (type(self.content) is str and _utc_or_none(self.timestamp)
+                and self.part_kind == "system-prompt"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_str(self, "content", allow_empty=True)
         require_timestamp(self)
         require_literal(self, "part_kind", "system-prompt")
@@ -87,6 +102,13 @@ class UserPromptPart:
     part_kind: Literal["user-prompt"] = "user-prompt"
 
     def __post_init__(self) -> None:
+        if (type(self.content) is str and _utc_or_none(self.timestamp)
+                and self.part_kind == "user-prompt"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         if not isinstance(self.content, str):
             require_tuple(self, "content", USER_CONTENT_TYPES, allow_empty=False,
                           what="UserContent")
@@ -183,6 +205,22 @@ class ToolReturnPart:
     part_kind: Literal["tool-return"] = "tool-return"
 
     def __post_init__(self) -> None:
+        tool_name, tool_call_id, outcome = self.tool_name, self.tool_call_id, self.outcome
+        if (type(tool_name) is str and tool_name and type(tool_call_id) is str and tool_call_id
+                and (type(outcome) is ToolOutcome
+                     or (type(outcome) is str and outcome in _OUTCOMES))
+                and _utc_or_none(self.timestamp)
+                and self.metadata is None and self.part_kind == "tool-return"):
+            # the common exact shape: the content gets its (always-run) freeze and an outcome
+            # given as its value text becomes the enum member (what coerce_enum does)
+            set_field(self, "content", freeze_content(self.content, "ToolReturnPart"))
+            if type(outcome) is str:
+                set_field(self, "outcome", _OUTCOMES[outcome])
+            return
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_str(self, "tool_name")
         require_str(self, "tool_call_id")
         set_field(self, "content", freeze_content(self.content, "ToolReturnPart"))

@@ -93,6 +93,13 @@ class TextPart:
     part_kind: Literal["text"] = "text"
 
     def __post_init__(self) -> None:
+        if (type(self.content) is str and self.id is None and self.provider is None
+                and self.part_kind == "text"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_str(self, "content", allow_empty=True)
         optional_str(self, "id")
         require_instance(self, "provider", ProviderPart, optional=True)
@@ -110,6 +117,15 @@ class ThinkingPart:
     part_kind: Literal["thinking"] = "thinking"
 
     def __post_init__(self) -> None:
+        signature = self.signature
+        if (type(self.content) is str and self.id is None and self.provider is None
+                and (signature is None or (type(signature) is str and signature))
+                and self.part_kind == "thinking"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_str(self, "content", allow_empty=True)
         optional_str(self, "id")
         optional_str(self, "signature")
@@ -181,6 +197,16 @@ class ToolCallPart:
     part_kind: Literal["tool-call"] = "tool-call"
 
     def __post_init__(self) -> None:
+        tool_name, tool_call_id, id_ = self.tool_name, self.tool_call_id, self.id
+        if (type(tool_name) is str and tool_name and type(self.args) is str
+                and type(tool_call_id) is str and tool_call_id
+                and (id_ is None or (type(id_) is str and id_)) and self.provider is None
+                and self.part_kind == "tool-call"):
+            return  # the common exact shape: every check below would pass unchanged
+        self._check_fields()
+
+    def _check_fields(self) -> None:
+        """Every field check with its exact error (skipped for the common exact shape)."""
         require_str(self, "tool_name")
         _normalize_args(self)
         require_str(self, "tool_call_id")

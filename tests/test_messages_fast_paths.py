@@ -1,0 +1,227 @@
+"""The speed paths of message construction and history decoding build exactly the checked value.
+
+Hot message classes accept their common exact shape in one test and otherwise run every
+field check (``_check_fields``); usage validates all invariants in one expression and
+otherwise explains the first broken one; the history fast decoder builds instances without
+``__init__``.  Each test here compares a fast path with the checked path it short-cuts, on
+valid values and on every kind of wrong value, so a shortcut can never accept (or change)
+what the checks would reject (or normalize).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from _message_samples import every_kind_history
+
+from zigai import history
+from zigai import messages as m
+from zigai import usage as u
+from zigai.history import decode
+from zigai.usage import RequestUsage
+
+
+class _Text(str):
+    """A str subclass: valid for the checks, but not the exact shape the shortcut takes."""
+
+
+_STAMPS = [None, datetime(2025, 1, 1, tzinfo=UTC),
+           datetime(2025, 1, 1, 2, tzinfo=timezone(timedelta(hours=2))),
+           datetime(2025, 1, 1), "2025-01-01T00:00:00Z"]
+_NAMES = ["x", "", None, _Text("y"), 0, True, b"x"]
+_TEXTS = ["x", "", _Text("y"), None, 1]
+_PROVIDERS = [None, m.ProviderPart("openai", id="i"), "openai"]
+_METADATA = [None, m.Metadata.from_value({"a": 1}), {"a": 1}]
+
+# class -> (field -> candidate values); the first candidate of every field is valid.
+_POOLS: dict[type, dict[str, list[Any]]] = {
+    m.TextPart: {"content": _TEXTS, "id": _NAMES, "provider": _PROVIDERS,
+                 "part_kind": ["text", "thinking"]},
+    m.ThinkingPart: {"content": _TEXTS, "id": _NAMES, "signature": _NAMES,
+                     "provider": _PROVIDERS, "part_kind": ["thinking", "text"]},
+    m.ToolCallPart: {"tool_name": _NAMES, "args": ['{"a":1}', "", {"b": [1]}, {"x": {1, 2}}, None, 3],
+                     "tool_call_id": _NAMES, "id": _NAMES, "provider": _PROVIDERS,
+                     "part_kind": ["tool-call", "text"]},
+    m.SystemPromptPart: {"content": _TEXTS, "timestamp": _STAMPS,
+                         "part_kind": ["system-prompt", "user-prompt"]},
+    m.UserPromptPart: {"content": ["x", "", (m.TextContent("t"),), (), ["x"], None, 3],
+                       "timestamp": _STAMPS, "part_kind": ["user-prompt", "system-prompt"]},
+    m.ToolReturnPart: {"tool_name": _NAMES, "tool_call_id": _NAMES,
+                       "content": [{"a": [1, 2.5]}, None, float("nan"), {1: 2}, {3}],
+                       "outcome": [m.ToolOutcome.success, "error", "bogus", None, 1],
+                       "timestamp": _STAMPS, "metadata": _METADATA,
+                       "part_kind": ["tool-return", "text"]},
+    m.RequestMessage: {"parts": [(m.UserPromptPart("hi"),)], "instructions": _TEXTS,
+                       "timestamp": _STAMPS, "metadata": _METADATA,
+                       "kind": ["request", "response"]},
+    m.ResponseMessage: {"parts": [(m.TextPart("hi"),)],
+                        "usage": [RequestUsage(input_tokens=2), None, {"input_tokens": 1}],
+                        "model_name": _NAMES, "provider_name": _NAMES,
+                        "provider_response_id": _NAMES,
+                        "finish_reason": [m.FinishReason.stop, None, "length", "bored", 3],
+                        "raw_finish_reason": _TEXTS, "timestamp": _STAMPS,
+                        "provider_details": [m.ProviderDetails.from_value({"t": 1}), None,
+                                             m.Metadata.from_value({}), {"t": 1}],
+                        "metadata": _METADATA, "kind": ["response", "request"]},
+}
+
+
+def _bare(cls: type, values: dict[str, Any]) -> Any:
+    made = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(made, name, value)
+    return made
+
+
+def _outcome(run: Any, made: Any) -> tuple[Any, ...]:
+    try:
+        run(made)
+    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+        return ("raised", type(exc), str(exc))
+    return ("built", tuple((name, type(getattr(made, name)), getattr(made, name))
+                           for name in made.__dataclass_fields__))
+
+
+def _combinations(pool: dict[str, list[Any]], rng: random.Random) -> list[dict[str, Any]]:
+    valid = {name: values[0] for name, values in pool.items()}
+    one_at_a_time = [valid | {name: value} for name, values in pool.items() for value in values]
+    mixed = [{name: rng.choice(values) for name, values in pool.items()} for _ in range(600)]
+    return one_at_a_time + mixed
+
+
+@pytest.mark.parametrize("cls", list(_POOLS), ids=lambda cls: cls.__name__)
+def test_post_init_shortcut_matches_every_field_check(cls: type) -> None:
+    rng = random.Random(cls.__name__)
+    shortcut_taken = 0
+    for values in _combinations(_POOLS[cls], rng):
+        fast = _outcome(cls.__post_init__, _bare(cls, values))  # type: ignore[attr-defined]
+        checked = _outcome(cls._check_fields, _bare(cls, values))  # type: ignore[attr-defined]
+        assert fast == checked, values
+        shortcut_taken += fast[0] == "built"
+    assert shortcut_taken  # the valid shapes really were exercised
+
+
+@pytest.mark.parametrize("cls", list(_POOLS), ids=lambda cls: cls.__name__)
+def test_constructor_errors_are_unchanged_at_the_boundaries(cls: type) -> None:
+    # The public constructor (not only the bare halves) raises the named error.
+    pool = _POOLS[cls]
+    valid = {name: values[0] for name, values in pool.items()}
+    cls(**valid)
+    empty_identifier = next((n for n, v in pool.items() if v is _NAMES), None)
+    if empty_identifier is not None and empty_identifier not in {"id", "signature"} | {
+            "model_name", "provider_name", "provider_response_id"}:
+        with pytest.raises(m.InvalidMessagePart, match="must not be empty"):
+            cls(**valid | {empty_identifier: ""})
+    if "timestamp" in pool:
+        with pytest.raises(m.InvalidMessagePart, match="timezone-aware"):
+            cls(**valid | {"timestamp": datetime(2025, 1, 1)})
+        shifted = cls(**valid | {"timestamp": _STAMPS[2]})
+        assert shifted.timestamp.tzinfo is UTC and shifted.timestamp == _STAMPS[2]
+
+
+_COUNTS: list[Any] = [0, 1, 2, 3, -1, True, 1.0]
+
+
+def test_usage_single_expression_check_matches_the_named_checks() -> None:
+    rng = random.Random(5)
+    names = u._TOKEN_FIELDS
+    cases = [dict(zip(names, combo, strict=True))
+             for combo in itertools.product([0, 2, 3], repeat=len(names))]
+    cases += [{name: rng.choice(_COUNTS) for name in names} for _ in range(3000)]
+    accepted = 0
+    for counts in cases:
+        details = {"n": 1} if counts["input_tokens"] == 2 else None
+        values = counts | {"details": details or u.UsageDetails()}
+        fast = _outcome(u._validate_tokens, _bare(RequestUsage, values))
+        checked = _outcome(u._explain_invalid_tokens, _bare(RequestUsage, values))
+        assert fast == checked, counts
+        accepted += fast[0] == "built"
+    assert accepted
+
+
+def test_usage_subset_limits_hold_exactly_at_the_total_and_one_past() -> None:
+    assert RequestUsage(input_tokens=5, cache_read_tokens=3, cache_write_tokens=2).total_tokens == 5
+    with pytest.raises(u.InvalidUsage, match=r"cache_read_tokens \+ cache_write_tokens \(6\)"):
+        RequestUsage(input_tokens=5, cache_read_tokens=3, cache_write_tokens=3)
+    assert RequestUsage(output_tokens=4, reasoning_tokens=4, output_audio_tokens=4).output_tokens == 4
+    with pytest.raises(u.InvalidUsage, match=r"reasoning_tokens \(5\) must be an inclusive subset"):
+        RequestUsage(output_tokens=4, reasoning_tokens=5)
+    with pytest.raises(u.InvalidUsage, match="must be >= 0, got -1"):
+        RequestUsage(output_tokens=4, output_audio_tokens=-1)
+    assert RequestUsage(details={}).details == u.UsageDetails()
+
+
+def _documents() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = json.loads(history.stringify(every_kind_history()))["messages"]
+    return items
+
+
+def test_fast_decoder_fills_omitted_optional_fields_like_the_constructor() -> None:
+    # Every optional field left out of a document, one at a time and all at once, decodes on
+    # the fast path (no fallback) to what the checked decoder (the constructor) builds.
+    compared = 0
+    for item in _documents():
+        for part in item["parts"]:
+            for variant in _without_optional_fields(part):
+                message = item | {"parts": [variant]}
+                try:
+                    checked = decode._message(message, "messages[0]")
+                except history.InvalidHistory:
+                    continue  # some parts need one of their optional fields
+                assert decode._fast_message(message) == checked
+                compared += 1
+        for variant in _without_optional_fields(item, keep={"parts", "kind"}):
+            assert decode._fast_message(variant) == decode._message(variant, "messages[0]")
+            compared += 1
+    assert compared > 100
+
+
+def _without_optional_fields(value: dict[str, Any], keep: set[str] = frozenset({"part_kind"})
+                             ) -> list[dict[str, Any]]:
+    optional = [name for name in value if name not in keep]
+    variants = [{k: v for k, v in value.items() if k != name} for name in optional]
+    variants.append({k: v for k, v in value.items() if k in keep or k not in optional})
+    return variants
+
+
+@pytest.mark.parametrize(("field", "value"), [("colour", "red"), ("content", 7)])
+def test_fast_decoder_refuses_unknown_or_mistyped_fields_and_the_checked_error_names_them(
+        field: str, value: Any) -> None:
+    document = {"kind": "request", "parts": [{"part_kind": "system-prompt", "content": "x",
+                                              field: value}]}
+    with pytest.raises(decode._Mismatch):
+        decode._fast_message(document)
+    with pytest.raises(history.InvalidHistory) as caught:
+        history.parse(json.dumps({"version": 2, "messages": [document]}))
+    assert caught.value.path == f"messages[0].parts[0].{field}"
+
+
+def test_stringify_reads_frozen_mappings_in_place_and_writes_enum_values() -> None:
+    message = m.ResponseMessage(
+        (m.TextPart("t"),), usage=RequestUsage(input_tokens=1, details={"b": 1, "a": 2}),
+        finish_reason="length", provider_details=m.ProviderDetails.from_value({"z": {"y": [1]}}),
+        metadata=m.Metadata.from_value({"k": None}))
+    written = json.loads(history.stringify([message]))["messages"][0]
+    assert written["usage"]["details"] == {"a": 2, "b": 1}
+    assert written["finish_reason"] == "length"
+    assert written["provider_details"] == {"z": {"y": [1]}}
+    assert written["metadata"] == {"k": None}
+    assert history.parse(history.stringify([message])).messages == (message,)
+
+
+def test_stringify_copies_other_mappings_and_names_what_it_cannot_write() -> None:
+    class TierDetails(m.ProviderDetails):
+        __slots__ = ()
+
+    message = m.ResponseMessage((m.TextPart("t"),),
+                                provider_details=TierDetails.from_value({"tier": "flex"}))
+    written = json.loads(history.stringify([message]))["messages"][0]
+    assert written["provider_details"] == {"tier": "flex"}
+    odd = _bare(m.TextPart, {"content": "t", "id": None, "provider": object(), "part_kind": "text"})
+    with pytest.raises(history.InvalidHistory, match="cannot serialize a object"):
+        history.stringify([m.ResponseMessage((odd,))])
