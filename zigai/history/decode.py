@@ -93,11 +93,17 @@ def string(value: Any, path: str) -> str:
     return value
 
 
+# fast optional twin -> the fast twin it wraps, so generated record code can inline both
+_OPTIONAL_OF: dict[FastDecoder, FastDecoder] = {}
+
+
 def optional(decoder: Decoder) -> Decoder:
     inner = _FAST[decoder]
 
     def fast(value: Any) -> Any:
         return None if value is None else inner(value)
+
+    _OPTIONAL_OF[fast] = inner
 
     @_fast_twin(fast)
     def decode(value: Any, path: str) -> Any:
@@ -137,7 +143,7 @@ def array_of(decoder: Decoder) -> Decoder:
     def fast(value: Any) -> tuple[Any, ...]:
         if type(value) is not list:
             raise _Mismatch
-        return tuple(inner(item) for item in value)
+        return tuple(map(inner, value))
 
     @_fast_twin(fast)
     def decode(value: Any, path: str) -> tuple[Any, ...]:
@@ -253,32 +259,54 @@ def _fast_record(cls: type, tag_field: str | None) -> FastDecoder:
 
     The body is generated once per class so that each field costs one dict lookup and,
     for plain strings, integers and booleans, an inline exact-type check instead of a call.
+    It builds the instance the way the dataclass ``__init__`` does -- every field set
+    (absent ones to their default), then ``__post_init__`` validates and normalizes -- but
+    without the keyword dictionary and the call through ``__init__``.
     """
     compiled = _FAST_RECORDS.get((cls, tag_field))
     if compiled is not None:
         return compiled
     spec = SPECS[cls]
-    scope: dict[str, Any] = {"_Mismatch": _Mismatch, "_MISSING": _MISSING, "cls": cls}
+    scope: dict[str, Any] = {"_Mismatch": _Mismatch, "_MISSING": _MISSING, "cls": cls,
+                             "new": object.__new__}
     lines = ["def decode(data):", "    if type(data) is not dict: raise _Mismatch",
-             "    kwargs = {}"]
-    for index, (name, required) in enumerate(_field_table(cls)):
+             "    made = new(cls)", "    absent = 0"]
+    fields = dataclasses.fields(cls)
+    for index, (field, (name, required)) in enumerate(zip(fields, _field_table(cls), strict=True)):
+        assert field.init, (cls, name)  # every message field is an __init__ parameter
+        scope[f"set_{index}"] = getattr(cls, name).__set__  # the slot, past the frozen guard
+        if field.default_factory is not dataclasses.MISSING:
+            scope[f"default_{index}"] = field.default_factory
+            default = f"default_{index}()"
+        else:
+            scope[f"default_{index}"] = field.default
+            default = f"default_{index}"
         if name == tag_field:
+            lines.append(f"    set_{index}(made, {default})")
             continue
         convert = _FAST[spec[name]]
         lines.append(f"    value = data.get({name!r}, _MISSING)")
         lines.append("    if value is _MISSING:")
-        lines.append("        raise _Mismatch" if required else "        pass")
+        if required:
+            lines.append("        raise _Mismatch")
+        else:
+            lines.append(f"        value = {default}")
+            lines.append("        absent += 1")
+        if convert in _OPTIONAL_OF:
+            lines.append("    elif value is None: pass")
+            convert = _OPTIONAL_OF[convert]
         if convert in _INLINE_TYPE_CHECKS:
             lines.append(f"    elif type(value) is not {_INLINE_TYPE_CHECKS[convert]}: raise _Mismatch")
-            lines.append(f"    else: kwargs[{name!r}] = value")
-        elif convert is _fast_identity:
-            lines.append(f"    else: kwargs[{name!r}] = value")
-        else:
+        elif convert is not _fast_identity:
             scope[f"convert_{index}"] = convert
-            lines.append(f"    else: kwargs[{name!r}] = convert_{index}(value)")
+            lines.append(f"    else: value = convert_{index}(value)")
+        lines.append(f"    set_{index}(made, value)")
+    present = len(fields) - (tag_field is not None)
     tag_count = f" + ({tag_field!r} in data)" if tag_field else ""
-    lines.append(f"    if len(kwargs){tag_count} != len(data): raise _Mismatch  # an unknown field")
-    lines.append("    return cls(**kwargs)")
+    lines.append(f"    if {present} - absent{tag_count} != len(data): raise _Mismatch  # an unknown field")
+    assert hasattr(cls, "__post_init__"), cls  # every message value validates itself there
+    lines.append("    made.__post_init__()")
+    lines.append("    return made")
     exec("\n".join(lines), scope)  # noqa: S102 - generated from the static SPECS table only
     decode: FastDecoder = scope["decode"]
     _FAST_RECORDS[(cls, tag_field)] = decode
@@ -303,11 +331,21 @@ def record(cls: type, tag_field: str | None = None) -> Decoder:
 
 
 def tagged(tag_field: str, by_tag: dict[str, type], what: str) -> Decoder:
+    compiled: dict[str, FastDecoder] = {}  # tag -> its class's fast record, filled on first use
+
     def fast(value: Any) -> Any:
-        cls = by_tag.get(_fast_obj(value).get(tag_field))  # type: ignore[arg-type]
-        if cls is None:
+        if type(value) is not dict:
             raise _Mismatch
-        return _fast_record(cls, tag_field)(value)
+        tag = value.get(tag_field)
+        if type(tag) is not str:
+            raise _Mismatch
+        decode = compiled.get(tag)
+        if decode is None:
+            cls = by_tag.get(tag)
+            if cls is None:
+                raise _Mismatch
+            decode = compiled[tag] = _fast_record(cls, tag_field)
+        return decode(value)
 
     @_fast_twin(fast)
     def decode(value: Any, path: str) -> Any:

@@ -28,7 +28,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from zigai.history.errors import HistoryTooLarge, InvalidHistory
-from zigai.messages import Message, RequestMessage, ResponseMessage
+from zigai.messages import Message, Metadata, ProviderDetails, RequestMessage, ResponseMessage
+from zigai.messages.json_value import FrozenDict
+from zigai.usage import UsageDetails
 
 __all__ = ["HISTORY_VERSION", "encode_message", "stringify"]
 
@@ -101,14 +103,22 @@ def _converter_for(value: Any) -> Callable[[Any], Any]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _fields_getter(tuple(f.name for f in dataclasses.fields(value)))
     if isinstance(value, enum.Enum):
-        return operator.attrgetter("value")
+        return {member: member.value for member in type(value)}.__getitem__
+    if type(value) in _INNER_DICT:  # the frozen mappings' own str-keyed dicts, read in place
+        return operator.attrgetter(_INNER_DICT[type(value)])
     if isinstance(value, bytes):
         return _base64_text
     if isinstance(value, datetime):
         return format_timestamp
-    if isinstance(value, Mapping):  # FrozenDict, ProviderDetails, Metadata, UsageDetails
+    if isinstance(value, Mapping):  # e.g. a subclass of ProviderDetails: copy it out
         return _plain_mapping
     raise InvalidHistory(f"cannot serialize a {type(value).__name__}")
+
+
+# Frozen mappings whose str-keyed plain dict the encoder may read directly (never mutates it).
+_INNER_DICT: dict[type, str] = {
+    FrozenDict: "_data", UsageDetails: "_items", ProviderDetails: "_root._data", Metadata: "_root._data",
+}
 
 
 def _base64_text(value: bytes) -> str:
@@ -120,11 +130,14 @@ def _plain_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def _fields_getter(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
-    if len(names) == 1:
-        (name,) = names
-        return lambda value: {name: getattr(value, name)}
-    values = operator.attrgetter(*names)
-    return lambda value: dict(zip(names, values(value), strict=True))
+    """``value -> {name: value.name, ...}`` as one generated dict display (no zip, no loop)."""
+    for name in names:
+        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
+    body = ", ".join(f"{name!r}: value.{name}" for name in names)
+    scope: dict[str, Any] = {}
+    exec(f"def fields(value): return {{{body}}}", scope)  # noqa: S102 - field names only
+    getter: Callable[[Any], dict[str, Any]] = scope["fields"]
+    return getter
 
 
 _MESSAGE_ENCODER = json.JSONEncoder(
@@ -147,8 +160,15 @@ def _dumps_message(message: Message) -> str:
 
 def stringify(messages: Iterable[Message]) -> str:
     """Serialize messages as a deterministic version-2 history document."""
-    body = ",".join(_dumps_message(message) for message in messages)
-    document = f'{{"version":{HISTORY_VERSION},"messages":[{body}]}}'
+    pieces = [f'{{"version":{HISTORY_VERSION},"messages":[']
+    for message in messages:
+        pieces.append(_dumps_message(message))
+        pieces.append(",")
+    if len(pieces) > 1:
+        pieces[-1] = "]}"  # the last separator closes the array instead
+    else:
+        pieces.append("]}")
+    document = "".join(pieces)
     _check_limits(document)
     return document
 
