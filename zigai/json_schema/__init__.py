@@ -43,6 +43,7 @@ from zigai.json_schema._errors import (
     OutputSchemaValidationFailed,
     UnsupportedJsonSchema,
 )
+from zigai.json_schema._flat import compile_flat
 from zigai.json_schema._preflight import (
     SUPPORTED_DIALECT,
     UNSUPPORTED_KEYWORDS,
@@ -136,7 +137,7 @@ class Validator:
     Thread-safe: the compiled engine holds no per-call state.
     """
 
-    __slots__ = ("_schema", "_engine")
+    __slots__ = ("_schema", "_engine", "_flat")
 
     def __init__(self, schema: Any) -> None:
         preflight(schema)
@@ -144,6 +145,7 @@ class Validator:
         cls, registry = _load_engine()
         self._schema = owned
         self._engine = cls(owned, registry=registry)
+        self._flat = compile_flat(owned)  # a shortcut for flat object schemas, else None
 
     @property
     def schema(self) -> Any:
@@ -152,6 +154,8 @@ class Validator:
 
     def is_valid(self, instance: Any) -> bool:
         """Whether ``instance`` satisfies the schema."""
+        if self._flat is not None and self._flat(instance):
+            return True
         try:
             return bool(self._engine.is_valid(instance))
         except RecursionError:
@@ -159,6 +163,8 @@ class Validator:
 
     def errors(self, instance: Any) -> list[tuple[str, str]]:
         """Up to MAX_REPORTED_ERRORS ``(json_path, message)`` failures; empty when valid."""
+        if self._flat is not None and self._flat(instance):
+            return []
         try:
             found = list(islice(self._engine.iter_errors(instance), MAX_REPORTED_ERRORS))
         except RecursionError:
