@@ -225,3 +225,36 @@ def test_stringify_copies_other_mappings_and_names_what_it_cannot_write() -> Non
     odd = _bare(m.TextPart, {"content": "t", "id": None, "provider": object(), "part_kind": "text"})
     with pytest.raises(history.InvalidHistory, match="cannot serialize a object"):
         history.stringify([m.ResponseMessage((odd,))])
+
+
+def test_run_usage_updates_keep_every_other_counter() -> None:
+    run = u.RunUsage(requests=1, tool_calls=2, input_tokens=30, output_tokens=40,
+                     cache_write_tokens=5, cache_read_tokens=6, input_audio_tokens=7,
+                     output_audio_tokens=8, reasoning_tokens=9, details={"d": 1}, attempts=11,
+                     provider_time_ns=12, run_time_ns=13)
+    names = [f for f in u.RunUsage.__dataclass_fields__]
+    more_calls = run.with_tool_calls(3)
+    assert [getattr(more_calls, n) for n in names] == [
+        getattr(run, n) + (3 if n == "tool_calls" else 0) if n != "details" else run.details
+        for n in names]
+    timed = run.with_timing(attempts=1, provider_time_ns=2, run_time_ns=3)
+    bumps = {"attempts": 1, "provider_time_ns": 2, "run_time_ns": 3}
+    assert [getattr(timed, n) for n in names] == [
+        getattr(run, n) + bumps.get(n, 0) if n != "details" else run.details for n in names]
+    with pytest.raises(u.InvalidUsage, match="tool_calls must be >= 0"):
+        run.with_tool_calls(-1)
+
+
+def test_test_models_reuse_token_counts_but_report_the_pure_estimate() -> None:
+    from zigai.model import ModelRequest
+    from zigai.testing import FunctionModel, estimate_usage
+
+    answer = m.ResponseMessage((m.TextPart("fine"),))
+    model = FunctionModel(lambda messages, info: answer)
+    first = (m.RequestMessage.user("hello there"), answer)
+    other = (m.RequestMessage.user("a different conversation", instructions="Be brief."),)
+    histories = [first[:1], first + (m.RequestMessage.user("and more"),), other,
+                 first + (m.RequestMessage.user("and more"),), first[:1], ()]
+    for messages in histories:
+        request = ModelRequest(messages=messages, instructions=("Rule one.",))
+        assert model.request(request).usage == estimate_usage(request, answer.parts)

@@ -24,6 +24,7 @@ from zigai.errors import ModelError
 from zigai.messages import (
     CachePoint,
     FinishReason,
+    Message,
     RequestMessage,
     ResponseMessage,
     ResponsePart,
@@ -125,6 +126,12 @@ class ScriptedModelBase:
         self._lock = threading.Lock()
         self._last_request: ModelRequest | None = None
         self._request_count = 0
+        self._input_tokens = _InputTokenMemo()
+
+    def _estimate_usage(self, request: ModelRequest, parts: Sequence[ResponsePart]) -> RequestUsage:
+        """:func:`estimate_usage`, counting only the messages new since the last request."""
+        return RequestUsage(input_tokens=self._input_tokens.count(request),
+                            output_tokens=sum(_part_tokens(part) for part in parts))
 
     @property
     def model_name(self) -> str:
@@ -196,12 +203,42 @@ def estimate_usage(request: ModelRequest, parts: Sequence[ResponsePart]) -> Requ
     ``output_tokens`` sums the same part measure over the produced ``parts``.
     """
     inputs = sum(estimate_tokens(text) for text in request.instructions)
-    for message in request.messages:
-        if isinstance(message, RequestMessage) and message.instructions:
-            inputs += estimate_tokens(message.instructions)
-        inputs += sum(_part_tokens(part) for part in message.parts)
+    inputs += sum(_message_tokens(message) for message in request.messages)
     outputs = sum(_part_tokens(part) for part in parts)
     return RequestUsage(input_tokens=inputs, output_tokens=outputs)
+
+
+def _message_tokens(message: Message) -> int:
+    total = sum(_part_tokens(part) for part in message.parts)
+    if isinstance(message, RequestMessage) and message.instructions:
+        total += estimate_tokens(message.instructions)
+    return total
+
+
+class _InputTokenMemo:
+    """The input half of :func:`estimate_usage`, remembering the last request's per-message counts.
+
+    Messages are immutable, and an agent's next request repeats the previous history and
+    adds to it, so only the messages after the longest common prefix (compared by
+    identity) are measured.  It keeps just the previous request's message tuple, which the
+    model already holds as ``last_request``; concurrent runs only lose the reuse (the pair
+    is replaced in one assignment).
+    """
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Message, ...], tuple[int, ...]] = ((), ())
+
+    def count(self, request: ModelRequest) -> int:
+        messages = tuple(request.messages)
+        previous, counts = self._last
+        same, limit = 0, min(len(previous), len(messages))
+        while same < limit and previous[same] is messages[same]:
+            same += 1
+        counts = counts[:same] + tuple(_message_tokens(m) for m in messages[same:])
+        self._last = (messages, counts)
+        return sum(estimate_tokens(text) for text in request.instructions) + sum(counts)
 
 
 def finish_reason_for(parts: Sequence[ResponsePart]) -> FinishReason:

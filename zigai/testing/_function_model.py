@@ -58,7 +58,6 @@ from zigai.testing._common import (
     ScriptedModelBase,
     ScriptedStream,
     check_time,
-    estimate_usage,
     finish_reason_for,
 )
 from zigai.tool.race import BoundedIterator, call_bounded
@@ -217,7 +216,7 @@ class FunctionModel(ScriptedModelBase):
             if response.raw_finish_reason is None:
                 changes["raw_finish_reason"] = finish.value
         if response.usage.is_empty():
-            changes["usage"] = estimate_usage(request, response.parts)
+            changes["usage"] = self._estimate_usage(request, response.parts)
         return replace(response, **changes) if changes else response
 
     def stream(self, request: ModelRequest) -> StreamedResponse:
@@ -255,7 +254,7 @@ class FunctionModel(ScriptedModelBase):
             yield from builder.finish()
             parts = builder.parts()
             finish = finish_reason_for(parts)
-            stream.usage = estimate_usage(request, parts)
+            stream.usage = self._estimate_usage(request, parts)
             stream.finish_reason = finish
             stream.raw_finish_reason = finish.value
 

@@ -56,7 +56,6 @@ from zigai.testing._common import (
     ScriptedModelBase,
     ScriptedStream,
     check_time,
-    estimate_usage,
     finish_reason_for,
     response_events,
 )
@@ -154,7 +153,7 @@ class TestModel(ScriptedModelBase):
         finish = finish_reason_for(parts)
         return ResponseMessage(
             parts=parts,
-            usage=estimate_usage(request, parts),
+            usage=self._estimate_usage(request, parts),
             model_name=self._model_name,
             provider_name=self._provider_name,
             finish_reason=finish,
