@@ -242,6 +242,9 @@ class ModelSettings:
         return ModelSettings(**values)
 
 
+_SETTING_NAMES = tuple(f.name for f in fields(ModelSettings))
+
+
 def merge_settings(*layers: ModelSettings | None) -> ModelSettings:
     """Merge layers lowest precedence first (model, agent, run)."""
     result = ModelSettings()
@@ -252,7 +255,7 @@ def merge_settings(*layers: ModelSettings | None) -> ModelSettings:
 
 def requested_controls(settings: ModelSettings) -> tuple[str, ...]:
     """Names of the fields the settings actually set (non-None)."""
-    return tuple(f.name for f in fields(ModelSettings) if getattr(settings, f.name) is not None)
+    return tuple(name for name in _SETTING_NAMES if getattr(settings, name) is not None)
 
 
 # Checked by their own rules below rather than by name in ``profile.settings``.

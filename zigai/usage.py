@@ -30,7 +30,7 @@ two runs that did the same work compare equal however long they took.
 from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from zigai.errors import MessageError
@@ -273,9 +273,12 @@ class RunUsage:
     def with_tool_calls(self, count: int = 1) -> RunUsage:
         """Return a new RunUsage with ``count`` more tool calls."""
         _check_count("tool_calls", count)
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["tool_calls"] = self.tool_calls + count
-        return RunUsage(**values)
+        return RunUsage(
+            self.requests, self.tool_calls + count, self.input_tokens, self.output_tokens,
+            self.cache_write_tokens, self.cache_read_tokens, self.input_audio_tokens,
+            self.output_audio_tokens, self.reasoning_tokens, self.details, self.attempts,
+            self.provider_time_ns, self.run_time_ns,
+        )
 
     def with_timing(self, *, attempts: int = 0, provider_time_ns: int = 0, run_time_ns: int = 0) -> RunUsage:
         """Return a new RunUsage with more provider attempts, provider time and run time."""
@@ -283,11 +286,13 @@ class RunUsage:
             ("attempts", attempts), ("provider_time_ns", provider_time_ns), ("run_time_ns", run_time_ns)
         ):
             _check_count(name, value)
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["attempts"] = self.attempts + attempts
-        values["provider_time_ns"] = self.provider_time_ns + provider_time_ns
-        values["run_time_ns"] = self.run_time_ns + run_time_ns
-        return RunUsage(**values)
+        return RunUsage(
+            self.requests, self.tool_calls, self.input_tokens, self.output_tokens,
+            self.cache_write_tokens, self.cache_read_tokens, self.input_audio_tokens,
+            self.output_audio_tokens, self.reasoning_tokens, self.details,
+            self.attempts + attempts, self.provider_time_ns + provider_time_ns,
+            self.run_time_ns + run_time_ns,
+        )
 
     def __add__(self, other: RunUsage) -> RunUsage:
         if not isinstance(other, RunUsage):
