@@ -76,7 +76,7 @@ NO_ZIGAI_FORM = {
     ("conversation.json", 22): ("$[22].parts[0]", "tool-call/capability-load"),
     ("conversation.json", 23): ("$[23].parts[0]", "tool-return/capability-load"),
     ("conversation.json", 25): ("$[25].parts[2]", "builtin-tool-call"),  # no provider_name
-    ("conversation.json", 26): ("$[26].parts[0]", "builtin-tool-call/tool-search"),
+    ("conversation.json", 26): ("$[26].parts[1]", "builtin-tool-return/tool-search"),  # message
     ("conversation.json", 30): ("$[30].parts[0].content[1]", "text-content"),
     ("conversation.json", 32): ("$[32].parts[0].content[0]", "audio-url"),  # force_download
     ("conversation.json", 33): ("$[33].parts[0].content[0]", "document-url"),
@@ -198,6 +198,12 @@ def _rich_zigai_history() -> list[zm.Message]:
                 zm.NativeToolReturnPart("web_search", "bt_1", zm.ProviderPart(
                     "openai", details=zm.ProviderDetails({"status": "completed"})),
                     content=[{"url": "https://ziglang.org"}], outcome="error"),
+                zm.ToolSearchCallPart("ts_1", {"queries": ["weather"]}, id="srv_1",
+                                      provider=zm.ProviderPart("anthropic")),
+                zm.ToolSearchReturnPart("ts_1", ("get_weather", "get_time"),
+                                        provider=zm.ProviderPart("anthropic")),
+                zm.ToolSearchCallPart("ts_2", '{"queries": ["x"]}'),
+                zm.ToolSearchReturnPart("ts_2", (), outcome="denied"),
             ),
             usage=RequestUsage(input_tokens=120, output_tokens=30, cache_read_tokens=100,
                                cache_write_tokens=7, input_audio_tokens=3, output_audio_tokens=4,
@@ -208,7 +214,8 @@ def _rich_zigai_history() -> list[zm.Message]:
             provider_details=zm.ProviderDetails({"system_fingerprint": "fp"}),
             metadata=zm.Metadata({"pydantic_ai": {
                 "provider_url": "https://api.openai.com/v1", "cost": "0.01",
-                "native_return_timestamps": {"11": "2026-01-02T03:04:07Z"}}}),
+                "native_return_timestamps": {"11": "2026-01-02T03:04:07Z",
+                                             "13": "2026-01-02T03:04:08Z"}}}),
         ),
         zm.RequestMessage((
             zm.ToolReturnPart("get_weather", "call_1", {"temp": 21.5, "sky": ["sun"]},
@@ -282,12 +289,13 @@ def test_edge_values_round_trip_both_ways() -> None:
         _req(zm.UserPromptPart((zm.ImageContent(zm.UrlSource("https://example.com/p.png")),))),
         _resp(zm.ToolCallPart("f", "{not json", "c1"), zm.ToolCallPart("g", "[1, 2]", "c2"),
               zm.NativeToolReturnPart("web_search", "b1", NATIVE),
+              zm.ToolSearchReturnPart("s1", ("a",)),
               provider_details=zm.ProviderDetails({"finish_reason": 3, "a": None})),
     ]
     graph = from_zigai(history)
     assert "media_type" not in graph[0]["parts"][0]["content"][0]  # the library infers it
     assert [p.get("args") for p in graph[1]["parts"][:2]] == ["{not json", "[1, 2]"]
-    assert "timestamp" not in graph[1]["parts"][2]
+    assert "timestamp" not in graph[1]["parts"][2] and "timestamp" not in graph[1]["parts"][3]
     assert graph[1]["provider_details"] == {"finish_reason": 3, "a": None}
     assert to_zigai(graph) == history
     assert _library_rewrite(graph)[0]["parts"][0]["content"][0]["media_type"] == "image/png"
@@ -372,6 +380,25 @@ def test_real_streamed_run_round_trips() -> None:
     call = messages[1].parts[0]
     assert isinstance(call, zm.ToolCallPart) and call.args == '{"city": "Nice"}'
     assert messages[3].text == "It is sunny."
+
+
+def test_library_native_tool_search_parts_round_trip() -> None:
+    response = pai.ModelResponse(parts=[
+        pai.NativeToolSearchCallPart(args={"queries": ["time"]}, tool_call_id="nts_1",
+                                     provider_name="anthropic", id="srvtoolu_1"),
+        pai.NativeToolSearchReturnPart(content={"discovered_tools": [{"name": "get_time"}]},
+                                       tool_call_id="nts_1", provider_name="anthropic",
+                                       timestamp=T0),
+    ], model_name="claude", timestamp=T1)
+    (message,) = _round_trip(_dump([response]))
+    call, found = message.parts
+    assert call == zm.ToolSearchCallPart("nts_1", '{"queries":["time"]}', id="srvtoolu_1",
+                                         provider=zm.ProviderPart("anthropic"))
+    assert found == zm.ToolSearchReturnPart("nts_1", ("get_time",),
+                                            provider=zm.ProviderPart("anthropic"))
+    assert message.metadata is not None
+    assert message.metadata["pydantic_ai"]["native_return_timestamps"] == {
+        "1": "2026-01-02T03:04:05.123456Z"}
 
 
 def test_real_test_model_run_round_trips() -> None:
@@ -469,8 +496,15 @@ NO_PYDANTIC_AI_FORM: dict[str, tuple[zm.Message, str, str]] = {
         zm.AudioContent(zm.UrlSource("https://a/b.wav")))), "messages[0].parts[0].audio", "audio"),
     "capability load return": (_req(zm.CapabilityLoadReturnPart("c", "billing")),
                                "messages[0].parts[0]", "capability-load-return"),
-    "tool search call": (_resp(zm.ToolSearchCallPart("c")), "messages[0].parts[0]",
-                         "tool-search-call"),
+    "tool search return id": (_resp(zm.ToolSearchReturnPart("c", ("a",), id="x")),
+                              "messages[0].parts[0]", "tool-search-return"),
+    "tool search return provider id": (_resp(zm.ToolSearchReturnPart(
+        "c", provider=zm.ProviderPart("anthropic", id="x"))), "messages[0].parts[0]",
+        "tool-search-return"),
+    "capability load call": (_resp(zm.CapabilityLoadCallPart("billing", "c")),
+                             "messages[0].parts[0]", "capability-load-call"),
+    "skipped tool search": (_resp(zm.ToolSearchReturnPart("c", outcome="skipped")),
+                            "messages[0].parts[0]", "tool-search-return"),
     "provider part id": (_resp(zm.TextPart("x", provider=zm.ProviderPart("openai", id="p"))),
                          "messages[0].parts[0]", "text"),
     "file over url": (_resp(zm.FilePart(zm.UrlSource("https://a/b.png"))),
@@ -516,6 +550,11 @@ def test_value_the_library_schema_refuses_is_named_with_its_json_path() -> None:
     assert error.direction == "from_zigai"
 
 
+def test_tool_search_arguments_the_library_requires_are_named() -> None:
+    error = _refusal(from_zigai, [_resp(zm.ToolSearchCallPart("c"))])  # zigai's default "{}"
+    assert error.path == "$[0].parts[0].args.queries"
+
+
 def test_from_zigai_refuses_what_is_not_a_message() -> None:
     with pytest.raises(TypeError, match=r"messages\[0\] must be a RequestMessage"):
         from_zigai([zm.TextPart("x")])  # type: ignore[list-item]
@@ -550,6 +589,10 @@ NO_ZIGAI_FORM_CASES: dict[str, tuple[list[Any], str, str]] = {
     "tool return metadata not object": (_with_part("request", {
         "part_kind": "tool-return", "tool_name": "f", "tool_call_id": "c", "content": 1,
         "metadata": [1]}), "$[0].parts[0]", "tool-return"),
+    "tool search match fields": (_with_part("response", {
+        "part_kind": "builtin-tool-return", "tool_kind": "tool-search", "tool_call_id": "c",
+        "content": {"discovered_tools": [{"name": "a", "score": 1}]}}),
+        "$[0].parts[0]", "builtin-tool-return/tool-search"),
     "native return metadata": (_with_part("response", {
         "part_kind": "builtin-tool-return", "tool_name": "f", "tool_call_id": "c", "content": 1,
         "provider_name": "openai", "metadata": {"a": 1}}), "$[0].parts[0]", "builtin-tool-return"),

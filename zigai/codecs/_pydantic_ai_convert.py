@@ -11,6 +11,9 @@ docs/codecs.md; the rules that shape it:
   the reserved ``"pydantic_ai"`` key of the envelope's :class:`~zigai.messages.Metadata`
   (``run_id``, ``conversation_id``, a non-default ``state``, ``provider_url``, usage
   ``cost`` and built-in tool-return timestamps that differ from the response's);
+* a provider-run tool search (``builtin-tool-call``/``builtin-tool-return`` with
+  ``tool_kind`` ``tool-search``) is zigai's ``ToolSearchCallPart``/``ToolSearchReturnPart``;
+  the local ``search_tools`` fallback, whose return sits in the next request, has no form;
 * anything else raises :class:`NoForm` with the location and kind, never a silent drop;
 * the raw finish reason is ``provider_details["finish_reason"]`` and reasoning tokens are
   ``usage.details["reasoning_tokens"]`` on the PydanticAI side, as the library's own
@@ -59,6 +62,8 @@ from zigai.messages import (
     ToolCallPart,
     ToolOutcome,
     ToolReturnPart,
+    ToolSearchCallPart,
+    ToolSearchReturnPart,
     UserPromptPart,
 )
 from zigai.messages.json_value import thaw_json
@@ -190,6 +195,8 @@ def _response_part_to(part: dict[str, Any], path: str, *, index: int,
                       stamps: dict[str, str], response_stamp: str | None) -> Any:
     kind = part["part_kind"]
     part_id = part.get("id")
+    if kind in ("builtin-tool-call", "builtin-tool-return") and part.get("tool_kind") == "tool-search":
+        return _native_search_to(part, path, index, stamps, response_stamp)
     if kind in ("builtin-tool-call", "builtin-tool-return"):
         _untyped_tool(part, path, kind)
         provider = _provider_to(part, path, kind, part_id=part_id, required=True)
@@ -198,9 +205,7 @@ def _response_part_to(part: dict[str, Any], path: str, *, index: int,
             return NativeToolCallPart(part["tool_name"], _call_id(part, path, kind), provider,
                                       args=_args_to(part.get("args")))  # type: ignore[arg-type]
         _none_or_no_form(part, path, kind, "metadata")
-        stamp = part.get("timestamp")
-        if stamp is not None and stamp != response_stamp:
-            stamps[str(index)] = stamp
+        _keep_return_stamp(part, index, stamps, response_stamp)
         return NativeToolReturnPart(part["tool_name"], _call_id(part, path, kind), provider,
                                     content=part["content"],
                                     outcome=_OUTCOME_TO[part.get("outcome", "success")])
@@ -221,6 +226,37 @@ def _response_part_to(part: dict[str, Any], path: str, *, index: int,
     _speech_common(part, path, "assistant")  # speech is the only other response part kind
     return SpeechPart(audio=_audio_to(part.get("audio"), f"{path}.audio"),
                       transcript=part.get("transcript"), id=part_id, provider=provider)
+
+
+def _keep_return_stamp(part: dict[str, Any], index: int, stamps: dict[str, str],
+                       response_stamp: str | None) -> None:
+    stamp = part.get("timestamp")
+    if stamp is not None and stamp != response_stamp:
+        stamps[str(index)] = stamp
+
+
+def _native_search_to(part: dict[str, Any], path: str, index: int, stamps: dict[str, str],
+                      response_stamp: str | None) -> Any:
+    """A provider-run tool search: zigai keeps both its call and its return in the response."""
+    kind = f"{part['part_kind']}/tool-search"
+    provider = _provider_to(part, path, kind)
+    if part["part_kind"] == "builtin-tool-call":
+        args = _args_to(part.get("args"))
+        return ToolSearchCallPart(_call_id(part, path, kind), args=args,  # type: ignore[arg-type]
+                                  id=part.get("id"), provider=provider)
+    _none_or_no_form(part, path, kind, "metadata")
+    content = part["content"]
+    if set(content) != {"discovered_tools"}:
+        raise NoForm(path, kind, "a tool-search result with a message has no zigai form "
+                                 "(zigai keeps only the discovered tool names)")
+    matches = content["discovered_tools"]
+    if any(set(match) != {"name"} for match in matches):
+        raise NoForm(path, kind, "tool-search matches with fields besides name have no zigai form")
+    _keep_return_stamp(part, index, stamps, response_stamp)
+    return ToolSearchReturnPart(_call_id(part, path, kind),
+                                tool_names=tuple(match["name"] for match in matches),
+                                outcome=_OUTCOME_TO[part.get("outcome", "success")],
+                                provider=provider)
 
 
 def _metadata_to(message: dict[str, Any], path: str, extras: dict[str, Any]) -> Metadata | None:
@@ -409,6 +445,24 @@ def _audio_from(audio: AudioContent | None, path: str) -> dict[str, Any] | None:
     return binary_from(audio.source)
 
 
+def _native_return_from(part: NativeToolReturnPart | ToolSearchReturnPart, path: str,
+                        tool_name: str, content: Any, tool_kind: str | None,
+                        native_stamp: str | None) -> dict[str, Any]:
+    kind = part.part_kind
+    if part.outcome not in _OUTCOME_FROM:
+        raise NoForm(path, kind, f"tool outcome {part.outcome.value!r} has no PydanticAI form")
+    if part.provider is not None and part.provider.id is not None:
+        raise NoForm(path, kind, f"ProviderPart.id of a {kind} part has no PydanticAI form")
+    provider = _provider_from(part.provider, None, path, kind, native=True)
+    del provider["id"]
+    out = {"tool_name": tool_name, "content": content, "tool_call_id": part.tool_call_id,
+           "tool_kind": tool_kind, "metadata": None, "outcome": _OUTCOME_FROM[part.outcome],
+           **provider, "part_kind": "builtin-tool-return"}
+    if native_stamp is not None:
+        out["timestamp"] = native_stamp
+    return out
+
+
 def _response_part_from(part: Any, path: str, native_stamp: str | None) -> dict[str, Any]:
     kind = part.part_kind
     if isinstance(part, TextPart):
@@ -436,18 +490,17 @@ def _response_part_from(part: Any, path: str, native_stamp: str | None) -> dict[
                 **_provider_from(part.provider, None, path, kind, native=True),
                 "part_kind": "builtin-tool-call"}
     if isinstance(part, NativeToolReturnPart):
-        if part.outcome not in _OUTCOME_FROM:
-            raise NoForm(path, kind, f"tool outcome {part.outcome.value!r} has no PydanticAI form")
-        if part.provider.id is not None:
-            raise NoForm(path, kind, "ProviderPart.id of a native tool return has no PydanticAI form")
-        provider = _provider_from(part.provider, None, path, kind, native=True)
-        del provider["id"]
-        out = {"tool_name": part.tool_name, "content": thaw_json(part.content),
-               "tool_call_id": part.tool_call_id, "tool_kind": None, "metadata": None,
-               "outcome": _OUTCOME_FROM[part.outcome], **provider, "part_kind": "builtin-tool-return"}
-        if native_stamp is not None:
-            out["timestamp"] = native_stamp
-        return out
+        return _native_return_from(part, path, part.tool_name, thaw_json(part.content), None,
+                                   native_stamp)
+    if isinstance(part, ToolSearchCallPart):
+        return {"tool_name": "tool_search", "args": _args_from(part.args),
+                "tool_call_id": part.tool_call_id, "tool_kind": "tool-search",
+                **_provider_from(part.provider, part.id, path, kind), "part_kind": "builtin-tool-call"}
+    if isinstance(part, ToolSearchReturnPart):
+        if part.id is not None:
+            raise NoForm(path, kind, "ToolSearchReturnPart.id has no PydanticAI form")
+        found = {"discovered_tools": [{"name": name} for name in part.tool_names]}
+        return _native_return_from(part, path, "tool_search", found, "tool-search", native_stamp)
     if isinstance(part, SpeechPart):
         return {"speaker": "assistant", "transcript": part.transcript,
                 "audio": _audio_from(part.audio, f"{path}.audio"), "interrupted_at_ms": None,
@@ -513,7 +566,7 @@ def _message_from(message: Message, path: str) -> dict[str, Any]:
     native_stamps = extras.get("native_return_timestamps") or {}
     for key in native_stamps:
         if not (key.isdigit() and int(key) < len(message.parts)
-                and isinstance(message.parts[int(key)], NativeToolReturnPart)):
+                and isinstance(message.parts[int(key)], (NativeToolReturnPart, ToolSearchReturnPart))):
             raise NoForm(f"{path}.metadata[{EXTRAS_KEY!r}]", "response",
                          f"native_return_timestamps key {key!r} names no native tool return part")
     if message.finish_reason is FinishReason.other:
