@@ -197,6 +197,9 @@ def test_prompts_and_resources_ask_too_and_other_methods_may_not() -> None:
     assert reply["error"]["code"] == -32603
     # A request that is not a carrier never reads inputResponses at all.
     assert _call(server, {"inputResponses": None}, "tools/list")["result"]["tools"] == []
+    server.add_tool(mcp.ToolInfo("sloppy", {"type": "object"}), lambda arguments, request: request.ask("name"))
+    reply = _call(server, {"name": "sloppy", "arguments": {}})
+    assert reply["result"]["isError"] is True  # a handler bug (ask needs InputRequest values) is a tool error
 
 
 # ----------------------------------------------------------------------------- against the zigai client

@@ -27,7 +27,8 @@ Submodules
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
     (:class:`Client`), ``input`` (multi round-trip :class:`InputHandler` and
     :class:`InputResponse` builders), ``tasks`` (the Tasks extension's tagged task states and
-    request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``),
+    request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``), ``task_watch``
+    (``watch_task`` over a task status stream),
     ``task_store`` (:class:`FileStore`, two-phase input records), ``server_tasks``
     (:class:`TaskServer`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
     (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_input`` (server-side multi round-trip

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zigai.control import CancellationToken
-from zigai.mcp import task_client
+from zigai.mcp import task_client, task_watch
 from zigai.mcp.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     HeaderMismatch,
@@ -47,6 +47,7 @@ from zigai.mcp.errors import (
     McpClientClosed,
     McpInputRequired,
     McpInputRoundsExhausted,
+    TaskExtensionRequired,
     error_for_code,
 )
 from zigai.mcp.headers import header_parameters, invalid_header_annotation, param_headers
@@ -352,6 +353,12 @@ class Client:
                   on_state: Callable[[TaskState], None] | None = None) -> TaskState:
         return task_client.wait_task(self, task_id, options=options, polling=polling, on_state=on_state)
 
+    def watch_task(self, task_id: str, *, options: RequestOptions | None = None, polling: TaskPolling | None = None,
+                   on_state: Callable[[TaskState], None] | None = None) -> TaskState:
+        """:meth:`wait_task` driven by the task's status stream (``notifications/tasks``) instead of
+        polling alone; falls back to polling where the server does not stream task status."""
+        return task_watch.watch_task(self, task_id, options=options, polling=polling, on_state=on_state)
+
     def resume_tasks(self, *, options: RequestOptions | None = None,
                      polling: TaskPolling | None = None) -> list[TaskState]:
         return task_client.resume_tasks(self, options=options, polling=polling)
@@ -517,6 +524,9 @@ class Client:
         """
         if not isinstance(notifications, SubscriptionFilter):
             raise InvalidMcpRequest("listen needs a SubscriptionFilter")
+        if notifications.task_ids and TASKS_EXTENSION not in (self.capabilities.extensions or {}):
+            raise TaskExtensionRequired(f"task status streams need the {TASKS_EXTENSION} extension: declare it with "
+                                        f"ClientCapabilities(extensions={{{TASKS_EXTENSION!r}: {{}}}})")
         return self._listen(notifications.to_json(), on_event, options,
                             lambda ack: ack.narrowed_to(notifications), True)
 

@@ -35,6 +35,7 @@ from typing import Any
 from zigai.json import Limits, defaults
 from zigai.mcp.errors import InvalidMcpMessage, InvalidMcpRequest
 from zigai.mcp.jsonrpc import META_SUBSCRIPTION_ID, RequestId, check_request_id, encode, parse_json
+from zigai.mcp.tasks import TaskState, parse_task
 
 __all__ = [
     "LogLevel",
@@ -282,6 +283,7 @@ class SubscriptionFilter:
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()  # task status streams (the Tasks extension's notifications/tasks)
 
     def __post_init__(self) -> None:
         for name in ("tools_list_changed", "prompts_list_changed", "resources_list_changed"):
@@ -289,6 +291,9 @@ class SubscriptionFilter:
                 raise InvalidMcpRequest(f"SubscriptionFilter.{name} must be a bool")
         object.__setattr__(self, "resource_subscriptions",
                            _string_tuple(self.resource_subscriptions, "SubscriptionFilter.resource_subscriptions"))
+        object.__setattr__(self, "task_ids", _string_tuple(self.task_ids, "SubscriptionFilter.task_ids"))
+        if any(not task_id for task_id in self.task_ids):
+            raise InvalidMcpRequest("SubscriptionFilter.task_ids must be non-empty strings")
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {}
@@ -299,6 +304,8 @@ class SubscriptionFilter:
                 value[key] = True
         if self.resource_subscriptions:
             value["resourceSubscriptions"] = list(self.resource_subscriptions)
+        if self.task_ids:
+            value["taskIds"] = list(self.task_ids)
         return value
 
     @classmethod
@@ -306,12 +313,14 @@ class SubscriptionFilter:
         if not isinstance(value, dict):
             raise InvalidMcpMessage("a subscription filter must be a JSON object")
         uris = value.get("resourceSubscriptions", [])
+        task_ids = value.get("taskIds", [])
         try:
             return cls(
                 tools_list_changed=value.get("toolsListChanged") is True,
                 prompts_list_changed=value.get("promptsListChanged") is True,
                 resources_list_changed=value.get("resourcesListChanged") is True,
                 resource_subscriptions=tuple(uris) if isinstance(uris, list) else uris,
+                task_ids=tuple(task_ids) if isinstance(task_ids, list) else task_ids,
             )
         except InvalidMcpRequest as exc:
             raise InvalidMcpMessage(str(exc)) from None
@@ -323,6 +332,7 @@ class SubscriptionFilter:
             self.prompts_list_changed and other.prompts_list_changed,
             self.resources_list_changed and other.resources_list_changed,
             tuple(uri for uri in self.resource_subscriptions if uri in other.resource_subscriptions),
+            tuple(task_id for task_id in self.task_ids if task_id in other.task_ids),
         )
 
     def admits(self, notification: Notification) -> bool:
@@ -336,6 +346,8 @@ class SubscriptionFilter:
             return self.resources_list_changed
         if method == "notifications/resources/updated":
             return notification.uri in self.resource_subscriptions
+        if method == "notifications/tasks":
+            return (notification.params or {}).get("taskId") in self.task_ids
         return False
 
 
@@ -345,6 +357,7 @@ UPDATE_STREAM_METHODS = frozenset({
     "notifications/resources/list_changed",
     "notifications/resources/updated",
     "notifications/subscriptions/acknowledged",
+    "notifications/tasks",
 })
 
 
@@ -404,6 +417,11 @@ class Notification:
                 raise InvalidMcpRequest("notifications/resources/updated must carry a string uri")
         elif self.method == "notifications/subscriptions/acknowledged":
             SubscriptionFilter.from_json(params.get("notifications"))
+        elif self.method == "notifications/tasks":
+            try:  # a complete task state whose payload matches its status
+                self.task  # noqa: B018
+            except InvalidMcpMessage as exc:
+                raise InvalidMcpRequest(str(exc)) from None
 
     # -- builders -------------------------------------------------------------------------
 
@@ -457,6 +475,11 @@ class Notification:
         return cls("notifications/resources/list_changed", _meta_with({}, subscription_id))
 
     @classmethod
+    def task_status(cls, state: TaskState, subscription_id: RequestId) -> Notification:
+        """A task status event: the whole task state, as ``tasks/get`` would report it."""
+        return cls("notifications/tasks", _meta_with(state.to_json(), subscription_id))
+
+    @classmethod
     def resource_updated(cls, uri: str, subscription_id: RequestId) -> Notification:
         return cls("notifications/resources/updated", _meta_with({"uri": uri}, subscription_id))
 
@@ -489,6 +512,14 @@ class Notification:
     def uri(self) -> str | None:
         value = (self.params or {}).get("uri")
         return value if isinstance(value, str) else None
+
+    @property
+    def task(self) -> TaskState | None:
+        """The task state a ``notifications/tasks`` event reports (parsed whole), else None."""
+        if self.method != "notifications/tasks":
+            return None
+        fields = {key: value for key, value in (self.params or {}).items() if key != "_meta"}
+        return parse_task(fields, "notifications/tasks")
 
     @property
     def acknowledged_filter(self) -> SubscriptionFilter | None:

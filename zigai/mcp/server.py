@@ -36,6 +36,7 @@ Invariants
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import json
 import logging
 import queue
@@ -125,7 +126,7 @@ from zigai.mcp.server_values import (
     resource_contents,
     tool_value,
 )
-from zigai.mcp.tasks import TASK_STATE_TYPES
+from zigai.mcp.tasks import TASK_STATE_TYPES, TASKS_EXTENSION, TaskState
 from zigai.messages import TextContent, UserPromptPart
 from zigai.tool import InvalidToolArguments, ModelRetry, Tool, ToolRunContext, ToolTimedOut
 
@@ -139,6 +140,7 @@ HTTP_STATUS: Mapping[int, int] = {-32700: 400, -32600: 400, -32602: 400, -32020:
 _CACHEABLE = frozenset({"server/discover", "tools/list", "resources/list", "resources/templates/list",
                         "prompts/list", "resources/read"})
 _MAX_COMPLETIONS = 100
+_TASK_STREAMS = ClientCapabilities(extensions={TASKS_EXTENSION: {}})
 _current: contextvars.ContextVar[ServerRequest | None] = contextvars.ContextVar("zigai_mcp_request", default=None)
 
 
@@ -392,23 +394,27 @@ class Server:
     # -- change notifications ----------------------------------------------------------------
 
     def notify_tools_changed(self) -> None:
-        self._publish("notifications/tools/list_changed", None)
+        self._publish("notifications/tools/list_changed", {})
 
     def notify_prompts_changed(self) -> None:
-        self._publish("notifications/prompts/list_changed", None)
+        self._publish("notifications/prompts/list_changed", {})
 
     def notify_resources_changed(self) -> None:
-        self._publish("notifications/resources/list_changed", None)
+        self._publish("notifications/resources/list_changed", {})
 
     def notify_resource_updated(self, uri: str) -> None:
-        self._publish("notifications/resources/updated", uri)
+        self._publish("notifications/resources/updated", {"uri": uri})
 
-    def _publish(self, method: str, uri: str | None) -> None:
+    def notify_task(self, state: TaskState) -> None:
+        """Send a task's whole state to the listen streams subscribed to its id (Tasks extension)."""
+        self._publish("notifications/tasks", state.to_json())
+
+    def _publish(self, method: str, params: dict[str, Any]) -> None:
         with self._lock:
             listeners = list(self._listeners.values())
         for events, _subscription in listeners:
             try:
-                events.put_nowait((method, uri))
+                events.put_nowait((method, params))
             except queue.Full:
                 _log.warning("a listen stream is not being read; dropping %s for it", method)
 
@@ -752,6 +758,10 @@ class Server:
             wanted = SubscriptionFilter.from_json(request.params.get("notifications"))
         except InvalidMcpMessage as exc:
             raise InvalidParams(str(exc)) from None
+        if wanted.task_ids:
+            self._require(_TASK_STREAMS, request)
+            if TASKS_EXTENSION not in (self._extensions or {}):  # nothing here reports tasks: not honored
+                wanted = dataclasses.replace(wanted, task_ids=())
         events: queue.Queue[Any] = queue.Queue(maxsize=1024)
         key = id(events)
         with self._lock:
@@ -764,13 +774,10 @@ class Server:
                 if request.control.expired():
                     break
                 try:
-                    method, uri = events.get(timeout=0.05)
+                    method, payload = events.get(timeout=0.05)
                 except queue.Empty:
                     continue
-                params: dict[str, Any] = {"_meta": {META_SUBSCRIPTION_ID: request.id}}
-                if uri is not None:
-                    params["uri"] = uri
-                notification = Notification(method, params)
+                notification = Notification(method, {**payload, "_meta": {META_SUBSCRIPTION_ID: request.id}})
                 if wanted.admits(notification):
                     request.emit(notification)
         finally:

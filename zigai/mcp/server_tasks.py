@@ -19,6 +19,9 @@ Invariants
       payload matches its status.  Terminal states never change; cancelling a finished task
       returns it unchanged.  At most ``max_tasks`` tasks are kept (finished ones are dropped
       oldest first, after ``ttl_ms``); beyond that a new task is refused with -32603.
+    * Every state change (status, status message, an answered input request) is sent whole as
+      ``notifications/tasks`` to the listen streams whose filter names the task id
+      (:meth:`Server.notify_task`); a stream needs the client's extension declaration.
 """
 
 from __future__ import annotations
@@ -67,8 +70,10 @@ def _now() -> str:
 
 
 class _Job:
-    def __init__(self, task_id: str, ttl_ms: int | None, poll_interval_ms: int) -> None:
+    def __init__(self, task_id: str, ttl_ms: int | None, poll_interval_ms: int,
+                 publish: Callable[[TaskState], None] | None = None) -> None:
         self.task_id = task_id
+        self.publish = publish
         self.ttl_ms = ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.created_at = self.updated_at = _now()
@@ -105,7 +110,13 @@ class _Job:
         self.updated_at = _now()
         if status in ("completed", "failed", "cancelled"):
             self.finished_at = time.monotonic()
+        self.announce()
+
+    def announce(self) -> None:  # the caller holds self.changed
+        """Wake the waiters and send the new state to the task's status streams."""
         self.changed.notify_all()
+        if self.publish is not None:
+            self.publish(self.state())
 
 
 class TaskContext:
@@ -129,6 +140,7 @@ class TaskContext:
             with self._job.changed:
                 self._job.message = message
                 self._job.updated_at = _now()
+                self._job.announce()
 
     def ask(self, *requests: InputRequest, timeout_s: float | None = None) -> dict[str, Any]:
         """Park the task in ``input_required`` until every request is answered; the answers by key."""
@@ -206,7 +218,7 @@ class TaskServer:
             self._expire()
             if len(self._jobs) >= self.max_tasks:
                 raise InternalError(f"the server already holds {self.max_tasks} tasks; try again later")
-            job = _Job(secrets.token_urlsafe(16), self.ttl_ms, self.poll_interval_ms)
+            job = _Job(secrets.token_urlsafe(16), self.ttl_ms, self.poll_interval_ms, self.server.notify_task)
             self._jobs[job.task_id] = job
             return job
 
@@ -269,6 +281,7 @@ class TaskServer:
         if not isinstance(responses, dict):
             raise InvalidParams("tasks/update needs an 'inputResponses' object")
         with job.changed:
+            fresh = 0
             for key, payload in responses.items():
                 asked = job.requests.get(key)
                 if asked is None or key in job.answers:
@@ -279,7 +292,9 @@ class TaskServer:
                     job.answers[key] = InputResponse(asked.kind, payload).check_answers(asked)
                 except InvalidInputResponse as exc:
                     raise InvalidParams(str(exc)) from None
-            job.changed.notify_all()
+                fresh += 1
+            if fresh:  # the open requests shrank (or the task is working again): say so
+                job.announce()
         return {}
 
     def _cancel(self, params: dict[str, Any], request: ServerRequest) -> Mapping[str, Any]:
