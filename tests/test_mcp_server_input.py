@@ -1,12 +1,14 @@
 """Server-side multi round-trip input: ServerRequest.ask, sealed requestState, answers carried.
 
 The wire is asserted through ``Server.handle_value`` (what any MCP client sends); the whole
-loop runs against the zigai Client with an InputHandler over the in-process transport.  The
+loop runs against the zigai Client with an InputHandler over the in-process transport and
+against the official SDK client (``mcp`` 2.3.0) over 127.0.0.1 HTTP.  The
 official conformance suite's SEP-2322 server scenarios run in ``test_mcp_conformance_suite``.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
@@ -15,9 +17,11 @@ from zigai import mcp
 from zigai.mcp import server_input
 from zigai.tool import Tool
 
+SDK_INSTALLED = importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("mcp_types") is not None
 ALL = {"sampling": {}, "roots": {}, "elicitation": {}}
-NAME = mcp.InputRequest("name", mcp.InputKind.elicitation, {"message": "Your name?"})
-COLOR = mcp.InputRequest("color", mcp.InputKind.elicitation, {"message": "Favourite colour?"})
+FORM = {"type": "object", "properties": {"name": {"type": "string"}, "color": {"type": "string"}}}
+NAME = mcp.InputRequest("name", mcp.InputKind.elicitation, {"message": "Your name?", "requestedSchema": FORM})
+COLOR = mcp.InputRequest("color", mcp.InputKind.elicitation, {"message": "Favourite colour?", "requestedSchema": FORM})
 ROOTS = mcp.InputRequest("roots", mcp.InputKind.roots)
 ACCEPT_ADA = {"action": "accept", "content": {"name": "Ada"}}
 
@@ -62,7 +66,8 @@ def test_rounds_carry_answers_in_a_sealed_state_and_never_re_ask() -> None:
     calls: list[Any] = []
     server = _server(calls)
     first = _first_round(server)
-    assert first["inputRequests"] == {"name": {"method": "elicitation/create", "params": {"message": "Your name?"}}}
+    assert first["inputRequests"] == {"name": {"method": "elicitation/create",
+                                               "params": {"message": "Your name?", "requestedSchema": FORM}}}
     assert first["requestState"].startswith("zs1.") and "asked-name" not in first["requestState"]
     assert first["_meta"] == {"io.modelcontextprotocol/serverInfo": {"name": "asker", "version": "1.0"}}
 
@@ -200,6 +205,13 @@ def test_prompts_and_resources_ask_too_and_other_methods_may_not() -> None:
     server.add_tool(mcp.ToolInfo("sloppy", {"type": "object"}), lambda arguments, request: request.ask("name"))
     reply = _call(server, {"name": "sloppy", "arguments": {}})
     assert reply["result"]["isError"] is True  # a handler bug (ask needs InputRequest values) is a tool error
+    formless = mcp.InputRequest("who", mcp.InputKind.elicitation, {"message": "Who?"})
+    linked = mcp.InputRequest("site", mcp.InputKind.elicitation, {"message": "Sign in", "mode": "url",
+                                                                   "url": "https://example.com/login"})
+    server.add_tool(mcp.ToolInfo("formless", {"type": "object"}), lambda arguments, request: request.ask(formless))
+    server.add_tool(mcp.ToolInfo("linked", {"type": "object"}), lambda arguments, request: request.ask(linked))
+    assert _call(server, {"name": "formless", "arguments": {}})["result"]["isError"] is True  # never sent
+    assert list(_call(server, {"name": "linked", "arguments": {}})["result"]["inputRequests"]) == ["site"]
 
 
 # ----------------------------------------------------------------------------- against the zigai client
@@ -223,7 +235,7 @@ def test_a_zigai_tool_asks_through_current_request() -> None:
         request = mcp.current_request()
         assert request is not None
         action = args["action"]
-        answer = request.ask(mcp.InputRequest("ok", mcp.InputKind.elicitation, {"message": f"{action}?"}))["ok"]
+        answer = request.ask(mcp.InputRequest("ok", mcp.InputKind.elicitation, {"message": f"{action}?", "requestedSchema": FORM}))["ok"]
         return f"{action}: {answer['action']}"
 
     server = mcp.Server("s", "1")
@@ -255,3 +267,52 @@ def test_a_correctly_signed_but_malformed_state_is_refused() -> None:
         assert reply["error"]["code"] == -32602 and message in reply["error"]["message"], state
     assert _call(server, {"name": "greet", "arguments": {}, "requestState": signed(payload())})["result"][
         "resultType"] == "input_required"
+
+
+# ----------------------------------------------------------------------------- the official SDK client
+
+
+@pytest.mark.interop
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not SDK_INSTALLED, reason="the MCP SDK is not installed (dev extra: pip install mcp==2.3.0)")
+def test_the_official_sdk_client_answers_a_zigai_tool_that_asks_three_times() -> None:
+    import asyncio
+
+    import mcp_types as types
+    from mcp import Client
+
+    server = mcp.Server("asker", "1.0")
+    asked: list[str] = []
+
+    def book(arguments: dict[str, Any], request: mcp.ServerRequest) -> str:
+        name = request.ask(NAME, state="asked-name")["name"]["content"]["name"]
+        note = request.ask(mcp.InputRequest("note", mcp.InputKind.sampling, {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "a note"}}], "maxTokens": 9}))["note"]
+        roots = request.ask(ROOTS)["roots"]["roots"]
+        return f"{name}: {note['content']['text']} in {roots[0]['uri']}"
+
+    server.add_tool(mcp.ToolInfo("book", {"type": "object"}), book)
+
+    async def elicit(context: Any, params: Any) -> Any:
+        asked.append("elicitation")
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def sample(context: Any, params: Any) -> Any:
+        asked.append("sampling")
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="aisle seat"),
+                                         model="sdk-model", stop_reason="endTurn")
+
+    async def roots(context: Any) -> Any:
+        asked.append("roots")
+        return types.ListRootsResult(roots=[types.Root(uri="file:///trips", name="trips")])
+
+    async def main(url: str) -> str:
+        async with Client(url, mode="auto", read_timeout_seconds=20, elicitation_callback=elicit,
+                          sampling_callback=sample, list_roots_callback=roots) as client:
+            result = await client.call_tool("book", {})
+            return str(result.content[0].text)
+
+    with mcp.serve_http(server) as running:
+        text = asyncio.run(asyncio.wait_for(main(running.url), 40))
+    assert text == "Ada: aisle seat in file:///trips"
+    assert asked == ["elicitation", "sampling", "roots"]  # each question once: answers ride in the sealed state

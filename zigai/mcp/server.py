@@ -24,10 +24,8 @@ Invariants
     * Tool failures are results (``isError: true``) so a model can react; unknown tools,
       resources and prompts, and bad params, are JSON-RPC errors.  Unexpected handler
       exceptions become -32603 without their text (logged server-side).
-    * tools/call, prompts/get and resources/read handlers may ask the client for input
-      (:meth:`ServerRequest.ask`, or return an :class:`InputRequired`); the ``requestState``
-      handed out is sealed with the server's ``state_key`` and checked before the retry's
-      handler runs (see ``server_input``).
+    * tools/call, prompts/get and resources/read handlers may ask for input (:meth:`ServerRequest.ask`);
+      the ``requestState`` is sealed with ``state_key`` and checked before the retry runs.
     * A cancelled request gets no response (:data:`NO_REPLY`).  Registration is validated
       (unique names, valid schemas, valid ``x-mcp-header`` annotations) and raises
       :class:`InvalidServerDefinition`.
@@ -180,9 +178,8 @@ class ServerRequest:
         """The client's answers to ``requests`` by key (multi round-trip input, SEP-2322).
 
         When an answer is missing this raises :class:`InputStillNeeded`; the server answers
-        ``input_required`` for the missing keys with a sealed ``requestState`` carrying
-        ``state`` and every answer given so far, so the retried request calls the handler
-        again and this call returns.  Only on tools/call, prompts/get and resources/read.
+        ``input_required`` for the missing keys with a sealed ``requestState`` carrying ``state``
+        and every answer so far, so on the retry this call returns (see ``server_input``).
         """
         return take_answers(self.input, self.client_capabilities, requests, state)
 

@@ -21,7 +21,8 @@ Invariants
       checked against the family of the request it answers (wrong shape -> -32602), extra
       keys the handler never asked for are ignored, and a missing key is asked again.
     * An ask for input the client did not declare (sampling, roots, elicitation) is refused
-      with -32021 naming the capability, before anything goes on the wire.
+      with -32021 naming the capability, before anything goes on the wire; an elicitation
+      without a ``requestedSchema`` (or a URL-mode ``url``) is a handler bug and never sent.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 from zigai.mcp.errors import (
     InvalidInputResponse,
+    InvalidMcpRequest,
     InvalidParams,
     InvalidRequestState,
     MissingRequiredClientCapability,
@@ -135,6 +137,11 @@ def seal_round(method: str, params: Mapping[str, Any], needed: InputRequired, ro
 
 def _require_declared(requests: Sequence[InputRequest], capabilities: ClientCapabilities) -> None:
     for request in requests:
+        params = request.params
+        if request.kind is InputKind.elicitation and not isinstance(params.get("requestedSchema"), dict) and not (
+                params.get("mode") == "url" and isinstance(params.get("url"), str)):
+            raise InvalidMcpRequest(f"elicitation request {request.key!r} needs a requestedSchema object (form mode) "
+                                    "or mode 'url' with a url")  # a handler bug: clients refuse such a request
         capability = _CAPABILITY[request.kind]
         if getattr(capabilities, capability) is None:
             raise MissingRequiredClientCapability(
