@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from zigai.agent import Agent, OutputChoice, OutputSpec, RunOptions
+from zigai.errors import ProviderRequestError
 from zigai.messages import (
     FinishReason,
     Message,
@@ -35,11 +36,14 @@ from zigai.messages import (
     ToolReturnPart,
 )
 from zigai.model import PartDeltaEvent, PartStartEvent
+from zigai.provider import ProviderBadRequest
 from zigai.retry import RetryPolicy
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, ProviderExtraBody
 from zigai.tool import Tool
 
+#: The context size ``scripts/local_model.sh`` serves with (``--ctx-size``).
+CONTEXT_TOKENS = 4096
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASSETTES = ROOT / "cassettes" / "local"
 DEFAULT_URL = "http://127.0.0.1:8089"
@@ -137,6 +141,7 @@ class Scenario:
     streamed: bool = False
     tool: bool = False
     structured: bool = False
+    rejected: bool = False  # the server must refuse the request (HTTP 400)
 
 
 SCENARIOS = (
@@ -145,6 +150,9 @@ SCENARIOS = (
     Scenario("tool_loop", "What is the weather in Madrid?", TOOL_HISTORY, tool=True),
     Scenario("stream_tool_loop", "What is the weather in Madrid?", TOOL_HISTORY, streamed=True, tool=True),
     Scenario("structured_output", "Give the weather in Madrid as JSON.", JSON_HISTORY, structured=True),
+    # One digit is one Gemma token, so this prompt alone fills the server's whole context
+    # (local_model.sh serves --ctx-size 4096): a real refusal to map, recorded in 4 KB.
+    Scenario("context_overflow", "9" * CONTEXT_TOKENS, (), rejected=True),
 )
 SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
 
@@ -181,25 +189,38 @@ def settings_for(protocol: str, spec: Scenario) -> ModelSettings:
     return ModelSettings(max_tokens=64, temperature=0.0, seed=seed, stop_sequences=stops)
 
 
-def build_agent(protocol: str, spec: Scenario, model: Any) -> tuple[Agent, list[dict[str, Any]]]:
-    """The agent for ``spec`` and the list its weather tool appends each call's arguments to."""
-    calls: list[dict[str, Any]] = []
+#: What the scenarios' weather tool returns, whatever the city.
+WEATHER_RESULT = {"temperature_c": 31}
+
+
+def weather_tool(calls: list[dict[str, Any]]) -> Tool:
+    """The scenarios' weather tool; it appends each call's arguments to ``calls``."""
 
     def weather(args: dict[str, Any]) -> dict[str, Any]:
         calls.append(args)
-        return {"temperature_c": 31}
+        return WEATHER_RESULT
 
-    tools = [Tool.manual("weather", "Get the weather for a city.", WEATHER_SCHEMA, weather)] if spec.tool else []
-    output = OutputSpec.text()
+    return Tool.manual("weather", "Get the weather for a city.", WEATHER_SCHEMA, weather)
+
+
+def output_spec(protocol: str, spec: Scenario) -> OutputSpec:
+    """Text, native JSON-schema output, or (Anthropic structured) an output tool."""
     if _tool_output(protocol, spec):
-        output = OutputSpec.tool([OutputChoice("city_weather", CITY_SCHEMA)])
-    elif spec.structured:
-        output = OutputSpec.json_schema("city_weather", CITY_SCHEMA)
+        return OutputSpec.tool([OutputChoice("city_weather", CITY_SCHEMA)])
+    if spec.structured:
+        return OutputSpec.json_schema("city_weather", CITY_SCHEMA)
+    return OutputSpec.text()
+
+
+def build_agent(protocol: str, spec: Scenario, model: Any) -> tuple[Agent, list[dict[str, Any]]]:
+    """The agent for ``spec`` and the list its weather tool appends each call's arguments to."""
+    calls: list[dict[str, Any]] = []
+    tools = [weather_tool(calls)] if spec.tool else []
     # llama-server may close a kept-alive connection right after a stream ends; the first
     # request reusing it then fails before any byte is sent back, which is safe to retry.
     retry = RetryPolicy(max_attempts=2, retry_on=frozenset({"connection"}), initial_delay_ms=0,
                         max_delay_ms=0, jitter=False)
-    return Agent(model=model, tools=tools, output=output, retry_policy=retry,
+    return Agent(model=model, tools=tools, output=output_spec(protocol, spec), retry_policy=retry,
                  model_settings=settings_for(protocol, spec)), calls
 
 
@@ -212,6 +233,7 @@ class Outcome:
     requests: int
     tool_args: list[dict[str, Any]]
     events: list[Any]
+    error: ProviderRequestError | None = None  # what a rejected scenario raised
 
 
 def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
@@ -219,6 +241,12 @@ def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
     history = history_for(protocol, spec)
     options = RunOptions(message_history=history)
     events: list[Any] = []
+    if spec.rejected:
+        try:
+            agent.run(spec.prompt, options=options).close()
+        except ProviderRequestError as error:
+            return Outcome(None, (), 1, calls, events, error)
+        raise AssertionError(f"the server accepted the {spec.name} request")
     if spec.streamed:
         with agent.run_stream(spec.prompt, options=options) as stream:
             for event in stream:
@@ -233,6 +261,10 @@ def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
 
 def check(spec: Scenario, outcome: Outcome, protocol: str = "chat") -> None:
     """Structural expectations; raises AssertionError naming the first one that fails."""
+    if spec.rejected or outcome.error is not None:
+        assert spec.rejected, f"unexpected provider error {outcome.error!r}"
+        check_rejection(outcome.error)
+        return
     responses = [m for m in outcome.messages if isinstance(m, ResponseMessage)]
     for response in responses:
         usage = response.usage
@@ -258,6 +290,14 @@ def check(spec: Scenario, outcome: Outcome, protocol: str = "chat") -> None:
         assert isinstance(outcome.output, str) and outcome.output.strip(), repr(outcome.output)
     if spec.streamed:
         _check_stream_order(outcome)
+
+
+def check_rejection(error: BaseException | None) -> None:
+    """llama-server refuses an over-long prompt with HTTP 400 and a typed error body; every
+    protocol maps that to a bad request carrying the server's error type as its code."""
+    assert isinstance(error, ProviderBadRequest), f"expected ProviderBadRequest, got {error!r}"
+    assert error.status == 400 and error.code == "exceed_context_size_error", (error.status, error.code)
+    assert "context" in str(error), str(error)
 
 
 def _check_stream_order(outcome: Outcome) -> None:
