@@ -1,31 +1,25 @@
-"""Shared fixtures: where the read-only conformance corpus lives."""
+"""Shared fixtures: the read-only conformance corpus (see ``support.corpus``)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from support.corpus import corpus_dir, missing_corpus_reason
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
-
-def conformance_dir() -> Path:
-    configured = os.environ.get("ZIGAI_CONFORMANCE_DIR")
-    if configured:
-        return Path(configured)
-    return REPO_ROOT.parent / "shared" / "conformance"
+#: Why a ``conformance`` test needs the corpus when its marker gives no reason of its own.
+CHECKS_THE_CORPUS = "this extra check walks the corpus's own recordings"
 
 
-@pytest.fixture(scope="session")
-def conformance_root() -> Path:
-    root = conformance_dir()
+@pytest.fixture
+def conformance_root(request: pytest.FixtureRequest) -> Path:
+    """The shared corpus folder; the test skips, saying what to set, when it is absent.  A test
+    marked ``@pytest.mark.conformance("why")`` names why no recording of ours stands in."""
+    root = corpus_dir()
     if not root.is_dir():
-        pytest.skip(
-            f"conformance corpus not found at {root}: this optional extra check replays real "
-            "provider recordings kept outside the repository; set ZIGAI_CONFORMANCE_DIR to its "
-            "folder to run it (cassettes/local/ covers the providers without it)"
-        )
+        marker = request.node.get_closest_marker("conformance")
+        why = marker.args[0] if marker is not None and marker.args else CHECKS_THE_CORPUS
+        pytest.skip(missing_corpus_reason(why))
     return root
 
 

@@ -18,6 +18,7 @@ from support.cassettes import (
     parse_cassette,
     strict_json_equal,
 )
+from support.corpus import REPO_ROOT
 from support.mock_transport import MockResponse, MockTransport
 
 from zigai.transport import (
@@ -104,24 +105,24 @@ def _recorded_request(interaction: Interaction) -> TransportRequest:
     return TransportRequest(interaction.method, interaction.uri, body=body.to_bytes())
 
 
-@pytest.mark.conformance
-def test_every_corpus_cassette_loads_and_replays(conformance_root: Path) -> None:
-    files = sorted((conformance_root / "zigai-cassettes").rglob("*.yaml"))
-    assert len(files) >= 100
-    streamed = bodiless_requests = bodiless_responses = text_requests = 0
+def _replay_every(files: list[Path]) -> dict[str, int]:
+    """Serve every interaction of every file back exactly as recorded; count the kinds seen."""
+    counts = dict.fromkeys(("streamed", "bodiless_requests", "bodiless_responses", "text_requests",
+                            "error_statuses"), 0)
     for path in files:
         transport = ReplayTransport.load(path)
         assert transport.interactions, path
         for interaction in transport.interactions:
             request = _recorded_request(interaction)
             if interaction.request_body is None:
-                bodiless_requests += 1
+                counts["bodiless_requests"] += 1
                 assert interaction.method in {"GET", "DELETE"}, (path, interaction.method)
             elif interaction.request_body.type == "text":
-                text_requests += 1
+                counts["text_requests"] += 1
+            counts["error_statuses"] += interaction.status >= 400
             body = interaction.response_body
             if body is not None and body.type == "text":
-                streamed += 1
+                counts["streamed"] += 1
                 with transport.stream_lines(request) as stream:
                     assert stream.status == interaction.status
                     assert b"\n".join(stream.lines()) + b"\n" == body.content.encode()
@@ -129,15 +130,34 @@ def test_every_corpus_cassette_loads_and_replays(conformance_root: Path) -> None
             response = transport.send(request)
             assert response.status == interaction.status
             if body is None:
-                bodiless_responses += 1
+                counts["bodiless_responses"] += 1
                 assert response.body == b""
             else:
                 assert json.loads(response.body) == body.content
         transport.assert_all_consumed()
-    assert streamed >= 30
+    return counts
+
+
+def test_every_own_recording_loads_and_replays() -> None:
+    """The repository's own recordings (``cassettes/``): each protocol's buffered and streamed
+    answers and its refusal, served back byte for byte."""
+    files = sorted((REPO_ROOT / "cassettes").rglob("*.yaml"))
+    files.remove(REPO_ROOT / "cassettes" / "conformance-scenarios.yaml")  # scenarios, not a recording
+    assert len(files) >= 18
+    counts = _replay_every(files)
+    assert counts["streamed"] >= 9 and counts["error_statuses"] >= 3, counts
+
+
+@pytest.mark.conformance
+def test_every_corpus_cassette_loads_and_replays(conformance_root: Path) -> None:
+    files = sorted((conformance_root / "zigai-cassettes").rglob("*.yaml"))
+    assert len(files) >= 100
+    counts = _replay_every(files)
+    assert counts["streamed"] >= 30
     # The files/ recordings: GET/DELETE without bodies, redacted multipart uploads, and
     # Google's upload start, whose answer is only a header.
-    assert bodiless_requests >= 7 and text_requests >= 3 and bodiless_responses >= 1
+    assert counts["bodiless_requests"] >= 7 and counts["text_requests"] >= 3
+    assert counts["bodiless_responses"] >= 1
 
 
 def test_a_body_of_type_none_is_no_body_and_takes_no_content() -> None:

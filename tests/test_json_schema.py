@@ -441,7 +441,7 @@ def _suite_module() -> Any:
     return module
 
 
-@pytest.mark.conformance
+@pytest.mark.conformance("the official JSON-Schema-Test-Suite (draft 2020-12) is part of that corpus")
 def test_official_draft_2020_12_suite_has_no_failures(conformance_root: Path) -> None:
     directory = conformance_root / "json-schema-test-suite" / "draft2020-12"
     if not directory.is_dir():

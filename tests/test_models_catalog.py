@@ -133,6 +133,7 @@ def _corpus_models(corpus: Path) -> set[tuple[str, str]]:
     return found
 
 
+@pytest.mark.conformance("it checks that the built-in catalog knows every model the corpus recorded")
 def test_builtin_catalog_covers_every_model_of_the_conformance_corpus(conformance_root: Path) -> None:
     catalog = builtin_model_catalog()
     models = _corpus_models(conformance_root)

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
+from support.corpus import NO_LOCAL_ERROR_SEQUENCE, NO_LOCAL_THINKING
 from support.mock_transport import MockResponse, MockTransport
+from support.replays import (
+    Replay,
+    assert_refused,
+    assert_structured_answer,
+    assert_text_answer,
+    assert_tool_loop,
+    corpus_file,
+    local_cases,
+    replay_params,
+)
 from support.sse_replay import feed_chunks
 
 from zigai.messages import (
@@ -433,80 +445,117 @@ def _recorded(transport: ReplayTransport) -> dict:
     return transport.interactions[0].request_body.content  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("name", SIMPLE)
-def test_corpus_buffered_and_streamed_text(conformance_root: Path, name: str) -> None:
-    for folder, streamed in (("buffered", False), ("streamed/text", True)):
-        transport = _cassette(conformance_root, f"{folder}/anthropic_{name}.yaml")
-        body = _recorded(transport)
-        client = A.Client(body["model"], A.Provider("k", transport), max_tokens=body["max_tokens"])
-        request = ModelRequest(messages=(_user(body["messages"][0]["content"][0]["text"]),))
-        if streamed:
-            with client.stream(request) as stream:
-                list(stream)
-            response = stream.response()
-        else:
-            response = client.request(request)
-        assert response.text.strip().lower().startswith("pong")
-        assert response.finish_reason is FinishReason.stop
-        assert response.usage.input_tokens > 0
-        transport.assert_all_consumed()
+def _bodies(path: Path) -> list[dict]:
+    import yaml
+
+    return [i["request"]["body"]["content"] for i in yaml.safe_load(path.read_text())["interactions"]]
 
 
-@pytest.mark.parametrize("name", SIMPLE)
-def test_corpus_model_tool_loop(conformance_root: Path, name: str) -> None:
-    transport = _cassette(conformance_root, f"models/anthropic_{name}.yaml")
-    body = _recorded(transport)
-    tool = body["tools"][0]
-    definition = ToolDefinition(tool["name"], tool["description"], tool["input_schema"])
-    client = A.Client(body["model"], A.Provider("k", transport), max_tokens=body["max_tokens"])
-    history: list = [RequestMessage(parts=(UserPromptPart(body["messages"][0]["content"][0]["text"]),))]
-    instructions = (body["system"][0]["text"],)
-    first = client.request(ModelRequest(messages=tuple(history), instructions=instructions, tools=(definition,)))
-    calls = [p for p in first.parts if isinstance(p, ToolCallPart)]
-    assert first.finish_reason is FinishReason.tool_call and len(calls) == 1
-    recorded_result = transport.interactions[1].request_body.content["messages"][-1]["content"][0]  # type: ignore[union-attr]
-    history += [first, RequestMessage(parts=(ToolReturnPart(
-        calls[0].tool_name, calls[0].tool_call_id, json.loads(recorded_result["content"])),))]
-    final = client.request(ModelRequest(messages=tuple(history), instructions=instructions, tools=(definition,)))
-    assert "Madrid" in final.text
-    transport.assert_all_consumed()
+def _client_factory(model: str, max_tokens: int, **provider: Any) -> Any:
+    def client(transport: Any) -> A.Client:
+        return A.Client(model, A.Provider("k", transport, **provider), max_tokens=max_tokens)
+
+    return client
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-def test_corpus_agent_style_tool_loop(conformance_root: Path, streamed: bool) -> None:
-    name = "anthropic_stream_tool_loop.yaml" if streamed else "anthropic_tool_loop.yaml"
-    transport = _cassette(conformance_root, name)
-    client = A.Client("claude-test", A.Provider("k", transport, base_url="https://anthropic.test/v1",
-                                                url_policy=TEST_POLICY), max_tokens=256)
-    history: list = [_user("What is the weather?")]
+def _says_pong(responses: tuple[ResponseMessage, ...]) -> None:
+    assert responses[-1].text.strip().lower().startswith("pong")
 
-    def call() -> ResponseMessage:
-        request = ModelRequest(messages=tuple(history), instructions=("You are concise.",), tools=(WEATHER,))
-        if not streamed:
-            return client.request(request)
-        with client.stream(request) as stream:
-            list(stream)
-        return stream.response()
 
-    first = call()
-    assert first.parts == (ToolCallPart("weather", '{"city":"Madrid"}', "call-weather"),)
-    history += [first, RequestMessage(parts=(ToolReturnPart("weather", "call-weather", {"temperature_c": 31}),))]
-    final = call()
+def _pong(folder: str, name: str) -> list[Replay]:
+    path = corpus_file(f"{folder}/anthropic_{name}.yaml")
+    if path is None:
+        return []
+    body = _bodies(path)[0]
+    return [Replay(id=f"corpus-{folder}-{name}", path=path,
+                   client=_client_factory(body["model"], body["max_tokens"]),
+                   messages=(_user(body["messages"][0]["content"][0]["text"]),),
+                   streamed=folder != "buffered", extra_check=_says_pong)]
+
+
+def _names_madrid(responses: tuple[ResponseMessage, ...]) -> None:
+    assert "Madrid" in responses[-1].text
+
+
+def _model_tool_loop(name: str) -> list[Replay]:
+    path = corpus_file(f"models/anthropic_{name}.yaml")
+    if path is None:
+        return []
+    first, second = _bodies(path)
+    tool = first["tools"][0]
+    return [Replay(id=f"corpus-models-{name}", path=path,
+                   client=_client_factory(first["model"], first["max_tokens"]),
+                   messages=(_user(first["messages"][0]["content"][0]["text"]),),
+                   instructions=(first["system"][0]["text"],),
+                   tools=(ToolDefinition(tool["name"], tool["description"], tool["input_schema"]),),
+                   tool_result=json.loads(second["messages"][-1]["content"][0]["content"]),
+                   extra_check=_names_madrid)]
+
+
+def _synthetic_loop(responses: tuple[ResponseMessage, ...]) -> None:
+    assert responses[0].parts == (ToolCallPart("weather", '{"city":"Madrid"}', "call-weather"),)
+    final = responses[-1]
     assert final.text == "It is sunny in Madrid."
     assert (final.usage.input_tokens, final.usage.output_tokens) == (18, 6)
-    transport.assert_all_consumed()
 
 
-def test_corpus_structured_and_thinking(conformance_root: Path) -> None:
-    transport = _cassette(conformance_root, "structured/anthropic_claude_sonnet_5.yaml")
-    body = _recorded(transport)
-    client = A.Client("claude-sonnet-5", A.Provider("k", transport), max_tokens=256)
+def _synthetic(streamed: bool) -> list[Replay]:
+    path = corpus_file("anthropic_stream_tool_loop.yaml" if streamed else "anthropic_tool_loop.yaml")
+    if path is None:
+        return []
+    return [Replay(id=f"corpus-{path.stem}", path=path, streamed=streamed,
+                   client=_client_factory("claude-test", 256, base_url="https://anthropic.test/v1",
+                                          url_policy=TEST_POLICY),
+                   messages=(_user("What is the weather?"),), instructions=("You are concise.",),
+                   tools=(WEATHER,), tool_result={"temperature_c": 31}, extra_check=_synthetic_loop,
+                   reports_finish=False)]
+
+
+def _value_42(responses: tuple[ResponseMessage, ...]) -> None:
+    assert json.loads(responses[-1].text) == {"value": 42}
+
+
+def _structured() -> list[Replay]:
+    path = corpus_file("structured/anthropic_claude_sonnet_5.yaml")
+    if path is None:
+        return []
+    body = _bodies(path)[0]
     fmt = OutputFormat("json_schema", name="out", schema=body["output_config"]["format"]["schema"])
-    response = client.request(ModelRequest(messages=(_user(body["messages"][0]["content"][0]["text"]),),
-                                           output_format=fmt))
-    assert json.loads(response.text) == {"value": 42}
-    transport.assert_all_consumed()
+    return [Replay(id="corpus-structured-claude_sonnet_5", path=path,
+                   client=_client_factory("claude-sonnet-5", 256),
+                   messages=(_user(body["messages"][0]["content"][0]["text"]),),
+                   output_format=fmt, extra_check=_value_42)]
 
+
+_TEXT_REPLAYS = local_cases("anthropic", ["buffered_text", "streamed_text"]) + [
+    case for folder in ("buffered", "streamed/text") for name in SIMPLE for case in _pong(folder, name)]
+_TOOL_REPLAYS = local_cases("anthropic", ["tool_loop", "stream_tool_loop"]) + [
+    case for name in SIMPLE for case in _model_tool_loop(name)] + _synthetic(False) + _synthetic(True)
+_STRUCTURED_REPLAYS = local_cases("anthropic", ["structured_output"]) + _structured()
+
+
+@pytest.mark.parametrize("case", replay_params(_TEXT_REPLAYS))
+def test_recorded_text_answers_replay_strictly(case: Replay) -> None:
+    assert_text_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(_TOOL_REPLAYS))
+def test_recorded_tool_loops_replay_strictly(case: Replay) -> None:
+    assert_tool_loop(case.run(), "weather", case.reports_finish)
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("anthropic", ["context_overflow"])))
+def test_a_recorded_refusal_maps_to_a_bad_request(case: Replay) -> None:
+    assert_refused(case)
+
+
+@pytest.mark.parametrize("case", replay_params(_STRUCTURED_REPLAYS))
+def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
+    assert_structured_answer(case.run())
+
+
+@pytest.mark.conformance(NO_LOCAL_THINKING)
+def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
     transport = _cassette(conformance_root, "thinking/anthropic_claude_sonnet_5.yaml")
     body = _recorded(transport)
     client = A.Client("claude-sonnet-5", A.Provider("k", transport), max_tokens=2048)
@@ -521,6 +570,7 @@ def test_corpus_structured_and_thinking(conformance_root: Path) -> None:
     transport.assert_all_consumed()
 
 
+@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
 def test_corpus_error_sequence(conformance_root: Path) -> None:
     transport = _cassette(conformance_root, "errors/anthropic.yaml")
     client = A.Client("claude-sonnet-5", A.Provider("k", transport), max_tokens=64)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from support.cassettes import ReplayTransport
+from support.corpus import NO_LOCAL_NAMED_PROVIDER
 from support.mock_transport import MockResponse, MockTransport
 
 from zigai.messages import (
@@ -414,6 +415,7 @@ def _cassettes(conformance_root: Path, folder: str) -> list[Path]:
     return sorted((conformance_root / "zigai-cassettes" / folder).glob("*.yaml"))
 
 
+@pytest.mark.conformance(NO_LOCAL_NAMED_PROVIDER)
 def test_corpus_named_provider_smoke_calls_replay(conformance_root: Path) -> None:
     paths = _cassettes(conformance_root, "providers")
     assert paths
@@ -429,6 +431,7 @@ def test_corpus_named_provider_smoke_calls_replay(conformance_root: Path) -> Non
         transport.assert_all_consumed()
 
 
+@pytest.mark.conformance(NO_LOCAL_NAMED_PROVIDER)
 def test_corpus_named_provider_tool_loops_replay(conformance_root: Path) -> None:
     paths = _cassettes(conformance_root, "compatible/tools")
     assert paths

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.cassettes import ReplayTransport
+from support.corpus import NO_LOCAL_GEMINI
 from support.mock_transport import MockResponse, MockTransport
 from support.sse_replay import feed_chunks
 
@@ -369,6 +370,7 @@ def _run(client: G.Client, request: ModelRequest, streamed: bool) -> ResponseMes
     return stream.response()
 
 
+@pytest.mark.conformance(NO_LOCAL_GEMINI)
 @pytest.mark.parametrize("name", SIMPLE)
 def test_corpus_buffered_streamed_and_model_tool_loop(conformance_root: Path, name: str) -> None:
     for folder, streamed in (("buffered", False), ("streamed/text", True)):
@@ -397,6 +399,7 @@ def test_corpus_buffered_streamed_and_model_tool_loop(conformance_root: Path, na
     transport.assert_all_consumed()
 
 
+@pytest.mark.conformance(NO_LOCAL_GEMINI)
 @pytest.mark.parametrize("streamed", [False, True])
 def test_corpus_agent_style_tool_loop(conformance_root: Path, streamed: bool) -> None:
     name = "google_stream_tool_loop.yaml" if streamed else "google_tool_loop.yaml"
@@ -413,6 +416,7 @@ def test_corpus_agent_style_tool_loop(conformance_root: Path, streamed: bool) ->
     transport.assert_all_consumed()
 
 
+@pytest.mark.conformance(NO_LOCAL_GEMINI)
 def test_corpus_structured_thinking_and_errors(conformance_root: Path) -> None:
     transport, body, model = _load(conformance_root, "structured/google_gemini_3_7_flash.yaml")
     gen = body["generationConfig"]

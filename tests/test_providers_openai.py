@@ -8,7 +8,18 @@ from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
+from support.corpus import NO_LOCAL_ERROR_SEQUENCE, NO_LOCAL_THINKING
 from support.mock_transport import MockResponse, MockTransport
+from support.replays import (
+    Replay,
+    assert_refused,
+    assert_structured_answer,
+    assert_text_answer,
+    assert_tool_loop,
+    corpus_file,
+    local_cases,
+    replay_params,
+)
 from support.sse_replay import feed_chunks
 
 from zigai.messages import (
@@ -651,12 +662,20 @@ def _policy_for(path: Path) -> UrlPolicy | None:
     return None
 
 
-def _replay_client(path: Path, model: str) -> tuple[Client, ReplayTransport]:
-    transport = ReplayTransport.load(path)
+def _corpus_client(path: Path, model: str) -> Any:
+    """A factory of the Responses client a corpus recording was made with."""
     policy = _policy_for(path)
     base = "https://openai.test/v1" if policy is not None else "https://api.openai.com/v1"
-    provider = Provider("sk-test", transport=transport, base_url=base, url_policy=policy)
-    return Client(model, provider), transport
+
+    def client(transport: Any) -> Client:
+        return Client(model, Provider("sk-test", transport=transport, base_url=base, url_policy=policy))
+
+    return client
+
+
+def _replay_client(path: Path, model: str) -> tuple[Client, ReplayTransport]:
+    transport = ReplayTransport.load(path)
+    return _corpus_client(path, model)(transport), transport
 
 
 def _first_request(path: Path) -> dict[str, Any]:
@@ -667,28 +686,6 @@ def _first_request(path: Path) -> dict[str, Any]:
 
 _PONG_MODELS = ["gpt_4_1_mini", "gpt_4o_mini", "gpt_5_4_mini", "gpt_5_5", "gpt_5_6_luna",
                 "gpt_5_6_sol", "gpt_5_mini", "gpt_5_nano"]
-
-
-@pytest.mark.parametrize("slug", _PONG_MODELS)
-@pytest.mark.parametrize("folder", ["buffered", "streamed/text"])
-def test_corpus_pong_replays_strictly(conformance_root: Path, folder: str, slug: str) -> None:
-    path = _cassette(conformance_root, f"{folder}/openai_{slug}.yaml")
-    recorded = _first_request(path)
-    client, transport = _replay_client(path, recorded["model"])
-    request = _request(RequestMessage.user("Reply with exactly: pong"),
-                       settings=ModelSettings(max_tokens=recorded["max_output_tokens"]))
-    if folder == "buffered":
-        response = client.request(request)
-    else:
-        with client.stream(request) as streamed:
-            list(streamed)
-        response = streamed.response()
-        assert response.usage.input_tokens > 0
-    transport.assert_all_consumed()
-    assert response.text.strip().lower().startswith("pong")
-    assert response.finish_reason is FinishReason.stop
-
-
 _WEATHER = ToolDefinition(
     "weather", "Get the current weather for a city.",
     {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
@@ -696,67 +693,103 @@ _WEATHER = ToolDefinition(
 )
 
 
-@pytest.mark.parametrize("slug", _PONG_MODELS)
-def test_corpus_tool_loop_replays_strictly(conformance_root: Path, slug: str) -> None:
-    path = _cassette(conformance_root, f"models/openai_{slug}.yaml")
-    client, transport = _replay_client(path, _first_request(path)["model"])
-    first = RequestMessage(parts=(
-        system_prompt("Always use the weather tool before answering."),
-        user_prompt("Call the weather tool exactly once with city Madrid. "
-                    "Then reply with one short sentence."),
-    ))
-    reply = client.request(_request(first, tools=(_WEATHER,)))
-    assert reply.finish_reason is FinishReason.tool_call
-    call = next(p for p in reply.parts if isinstance(p, ToolCallPart))
+def _corpus_case(relative: str, model: str | None = None, **fields: Any) -> list[Replay]:
+    """The corpus recording ``relative`` as a replay, or nothing when the corpus is absent."""
+    path = corpus_file(relative)
+    if path is None:
+        return []
+    client = _corpus_client(path, model or _first_request(path)["model"])
+    return [Replay(id="corpus-" + relative.removesuffix(".yaml"), path=path, client=client, **fields)]
+
+
+def _says_pong(responses: tuple[ResponseMessage, ...]) -> None:
+    assert responses[-1].text.strip().lower().startswith("pong")
+
+
+def _pong(folder: str, slug: str) -> list[Replay]:
+    path = corpus_file(f"{folder}/openai_{slug}.yaml")
+    if path is None:
+        return []
+    return _corpus_case(f"{folder}/openai_{slug}.yaml",
+                        messages=(RequestMessage.user("Reply with exactly: pong"),),
+                        settings=ModelSettings(max_tokens=_first_request(path)["max_output_tokens"]),
+                        streamed=folder != "buffered",
+                        extra_check=_says_pong)
+
+
+def _madrid_in_one_call(responses: tuple[ResponseMessage, ...]) -> None:
+    call = next(p for p in responses[0].parts if isinstance(p, ToolCallPart))
     assert call.args_as_dict() == {"city": "Madrid"}
-    result = RequestMessage(parts=(ToolReturnPart(
-        "weather", call.tool_call_id, {"temperature_c": 31, "condition": "sunny"}),))
-    final = client.request(_request(first, reply, result, tools=(_WEATHER,)))
-    transport.assert_all_consumed()
-    assert "Madrid" in final.text and final.finish_reason is FinishReason.stop
+    assert "Madrid" in responses[-1].text
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-def test_corpus_synthetic_tool_loops_replay(conformance_root: Path, streamed: bool) -> None:
-    name = "openai_stream_tool_loop.yaml" if streamed else "openai_tool_loop.yaml"
-    path = _cassette(conformance_root, name)
-    client, transport = _replay_client(path, "gpt-test")
-    tool = ToolDefinition("weather", "Get weather.", {"type": "object"})
-    first = RequestMessage(parts=(system_prompt("You are concise."),
-                                  user_prompt("What is the weather?")))
-
-    def run(*messages: Any) -> ResponseMessage:
-        request = _request(*messages, tools=(tool,))
-        if not streamed:
-            return client.request(request)
-        with client.stream(request) as stream:
-            list(stream)
-        return stream.response()
-
-    reply = run(first)
-    call = reply.parts[0]
+def _synthetic_loop(responses: tuple[ResponseMessage, ...]) -> None:
+    call = responses[0].parts[0]
     assert isinstance(call, ToolCallPart) and call.tool_call_id == "call-weather"
-    assert reply.finish_reason is FinishReason.tool_call
-    final = run(first, reply, RequestMessage(parts=(
-        ToolReturnPart("weather", "call-weather", {"temperature_c": 31}),)))
-    transport.assert_all_consumed()
+    final = responses[-1]
     assert final.text == "It is sunny in Madrid."
     assert (final.usage.input_tokens, final.usage.output_tokens) == (18, 6)
 
 
-def test_corpus_structured_output_replays(conformance_root: Path) -> None:
-    path = _cassette(conformance_root, "structured/openai_gpt_5_6_sol.yaml")
-    client, transport = _replay_client(path, "gpt-5.6-sol")
-    schema = {"type": "object", "properties": {"value": {"type": "integer"}},
-              "required": ["value"], "additionalProperties": False}
-    response = client.request(_request(
-        RequestMessage.user("Return a JSON object whose value field is the integer 42."),
-        output_format=OutputFormat("json_schema", "response", schema),
-        settings=ModelSettings(max_tokens=256)))
-    transport.assert_all_consumed()
-    assert json.loads(response.text) == {"value": 42}
+def _synthetic(streamed: bool) -> list[Replay]:
+    name = "openai_stream_tool_loop.yaml" if streamed else "openai_tool_loop.yaml"
+    return _corpus_case(
+        name, "gpt-test", streamed=streamed, extra_check=_synthetic_loop,
+        messages=(RequestMessage(parts=(system_prompt("You are concise."),
+                                        user_prompt("What is the weather?"))),),
+        tools=(ToolDefinition("weather", "Get weather.", {"type": "object"}),),
+        tool_result={"temperature_c": 31})
 
 
+def _model_tool_loop(slug: str) -> list[Replay]:
+    return _corpus_case(
+        f"models/openai_{slug}.yaml", tools=(_WEATHER,), extra_check=_madrid_in_one_call,
+        messages=(RequestMessage(parts=(
+            system_prompt("Always use the weather tool before answering."),
+            user_prompt("Call the weather tool exactly once with city Madrid. "
+                        "Then reply with one short sentence."))),),
+        tool_result={"temperature_c": 31, "condition": "sunny"})
+
+
+def _value_42(responses: tuple[ResponseMessage, ...]) -> None:
+    assert json.loads(responses[-1].text) == {"value": 42}
+
+
+_TEXT_REPLAYS = local_cases("responses", ["buffered_text", "streamed_text"]) + [
+    case for folder in ("buffered", "streamed/text") for slug in _PONG_MODELS
+    for case in _pong(folder, slug)]
+_TOOL_REPLAYS = local_cases("responses", ["tool_loop", "stream_tool_loop"]) + [
+    case for slug in _PONG_MODELS for case in _model_tool_loop(slug)] + _synthetic(False) + _synthetic(True)
+_STRUCTURED_REPLAYS = local_cases("responses", ["structured_output"]) + _corpus_case(
+    "structured/openai_gpt_5_6_sol.yaml", "gpt-5.6-sol", extra_check=_value_42,
+    messages=(RequestMessage.user("Return a JSON object whose value field is the integer 42."),),
+    output_format=OutputFormat("json_schema", "response", {
+        "type": "object", "properties": {"value": {"type": "integer"}}, "required": ["value"],
+        "additionalProperties": False}),
+    settings=ModelSettings(max_tokens=256))
+
+
+@pytest.mark.parametrize("case", replay_params(_TEXT_REPLAYS))
+def test_recorded_text_answers_replay_strictly(case: Replay) -> None:
+    assert_text_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(_TOOL_REPLAYS))
+def test_recorded_tool_loops_replay_strictly(case: Replay) -> None:
+    assert_tool_loop(case.run(), "weather", case.reports_finish)
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("responses", ["context_overflow"])))
+def test_a_recorded_refusal_maps_to_a_bad_request(case: Replay) -> None:
+    assert_refused(case)
+
+
+@pytest.mark.parametrize("case", replay_params(_STRUCTURED_REPLAYS))
+def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
+    assert_structured_answer(case.run())
+
+
+@pytest.mark.conformance(NO_LOCAL_THINKING)
 def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
     path = _cassette(conformance_root, "thinking/openai_gpt_5_6_sol.yaml")
     client, transport = _replay_client(path, "gpt-5.6-sol")
@@ -775,6 +808,7 @@ def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
     assert isinstance(events[0], PartStartEvent)
 
 
+@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
 def test_corpus_error_sequence_maps_each_status(conformance_root: Path) -> None:
     path = _cassette(conformance_root, "errors/openai.yaml")
     client, transport = _replay_client(path, "gpt-5.6-sol")

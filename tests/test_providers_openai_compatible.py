@@ -9,7 +9,18 @@ from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
+from support.corpus import NO_LOCAL_ERROR_SEQUENCE
 from support.mock_transport import MockResponse, MockTransport
+from support.replays import (
+    Replay,
+    assert_refused,
+    assert_structured_answer,
+    assert_text_answer,
+    assert_tool_loop,
+    corpus_file,
+    local_cases,
+    replay_params,
+)
 from support.sse_replay import feed_chunks
 
 from zigai.errors import ProviderError
@@ -512,33 +523,48 @@ def _generic(transport: Any) -> oc.Client:
     return oc.Client("compat-test", provider)
 
 
-@pytest.mark.parametrize("streaming", [False, True])
-def test_corpus_tool_loop_replays_strictly(conformance_root: Path, streaming: bool) -> None:
-    name = "openai_compatible_stream_tool_loop.yaml" if streaming else "openai_compatible_tool_loop.yaml"
-    transport = ReplayTransport.load(conformance_root / "zigai-cassettes" / name)
-    client = _generic(transport)
-    tool = ToolDefinition("weather", "Get weather.", {"type": "object"})
-    messages: list[Any] = [RequestMessage(parts=(SystemPromptPart("You are concise."),
-                                                 UserPromptPart("What is the weather?")))]
-
-    def call() -> ResponseMessage:
-        request = ModelRequest(messages=tuple(messages), tools=(tool,))
-        if not streaming:
-            return client.request(request)
-        with client.stream(request) as streamed:
-            list(streamed)
-        return streamed.response()
-
-    first = call()
+def _synthetic_loop(responses: tuple[ResponseMessage, ...]) -> None:
+    first, second = responses
     assert first.parts == (ToolCallPart("weather", '{"city":"Madrid"}', "call_compat"),)
     assert (first.usage.input_tokens, first.usage.output_tokens) == (10, 4)
-    messages += [first, RequestMessage(parts=(ToolReturnPart("weather", "call_compat",
-                                                             {"temperature_c": 31}),))]
-    second = call()
     assert second.text == "It is sunny in Madrid."
-    transport.assert_all_consumed()
 
 
+def _synthetic(streaming: bool) -> list[Replay]:
+    name = "openai_compatible_stream_tool_loop.yaml" if streaming else "openai_compatible_tool_loop.yaml"
+    path = corpus_file(name)
+    if path is None:
+        return []
+    return [Replay(id=f"corpus-{path.stem}", path=path, client=_generic, streamed=streaming,
+                   messages=(RequestMessage(parts=(SystemPromptPart("You are concise."),
+                                                   UserPromptPart("What is the weather?"))),),
+                   tools=(ToolDefinition("weather", "Get weather.", {"type": "object"}),),
+                   tool_result={"temperature_c": 31}, extra_check=_synthetic_loop,
+                   reports_finish=streaming)]  # the buffered synthetic call states no finish_reason
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("chat", ["buffered_text", "streamed_text"])))
+def test_recorded_text_answers_replay_strictly(case: Replay) -> None:
+    assert_text_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(
+    local_cases("chat", ["tool_loop", "stream_tool_loop"]) + _synthetic(False) + _synthetic(True)))
+def test_recorded_tool_loops_replay_strictly(case: Replay) -> None:
+    assert_tool_loop(case.run(), "weather", case.reports_finish)
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("chat", ["context_overflow"])))
+def test_a_recorded_refusal_maps_to_a_bad_request(case: Replay) -> None:
+    assert_refused(case)
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("chat", ["structured_output"])))
+def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
+    assert_structured_answer(case.run())
+
+
+@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
 def test_corpus_error_sequence_maps_statuses_and_decode_failures(conformance_root: Path) -> None:
     path = conformance_root / "zigai-cassettes" / "errors" / "openai_compatible.yaml"
     transport = ReplayTransport.load(path)

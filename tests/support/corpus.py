@@ -1,0 +1,69 @@
+"""Where the shared conformance corpus is, and how a test that needs it says so when it is absent.
+
+The corpus (real provider recordings in ``zigai-cassettes/`` and the JSON-Schema-Test-Suite)
+is kept outside the repository: ``$ZIGAI_CONFORMANCE_DIR``, default ``../shared/conformance``
+beside the checkout.  A fresh clone has none of it; the project's own recordings
+(``cassettes/local/``) stand in for the provider replays, so only tests that check the corpus
+itself, or a behaviour no recording of ours can show, need it.
+
+This is test support: the ``zigai`` package never imports it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+
+__all__ = [
+    "NO_LOCAL_ERROR_SEQUENCE",
+    "NO_LOCAL_GEMINI",
+    "NO_LOCAL_NAMED_PROVIDER",
+    "NO_LOCAL_THINKING",
+    "REPO_ROOT",
+    "corpus_dir",
+    "corpus_file",
+    "missing_corpus_reason",
+]
+
+# Why a provider replay test needs the corpus: no recording of the repository's own stands in.
+NO_LOCAL_THINKING = "no recording of ours can show reasoning: the local Gemma 3 270M does not think"
+NO_LOCAL_ERROR_SEQUENCE = (
+    "no recording of ours can show this sequence: a local server cannot be made to answer 429, "
+    "5xx or a malformed 200 (the refusal llama-server does send replays in "
+    "test_a_recorded_refusal_maps_to_a_bad_request)"
+)
+NO_LOCAL_GEMINI = (
+    "llama-server does not speak the Gemini API, so no recording of ours exists; "
+    "tests/test_interop_llm_katan.py drives this adapter against a real peer server"
+)
+NO_LOCAL_NAMED_PROVIDER = (
+    "our recordings are of llama-server, not of these providers' endpoints; the Chat Completions "
+    "adapter they share replays ours in test_providers_openai_compatible.py, and "
+    "tests/test_interop_llm_katan.py drives the groq client against a real peer"
+)
+
+
+def corpus_dir() -> Path:
+    """Where the shared conformance corpus is looked for (it may not exist)."""
+    configured = os.environ.get("ZIGAI_CONFORMANCE_DIR")
+    if configured:
+        return Path(configured)
+    return REPO_ROOT.parent / "shared" / "conformance"
+
+
+def corpus_file(relative: str) -> Path | None:
+    """``zigai-cassettes/<relative>`` of the shared corpus, or None when it is absent."""
+    path = corpus_dir() / "zigai-cassettes" / relative
+    return path if path.is_file() else None
+
+
+def missing_corpus_reason(why: str) -> str:
+    """The skip reason of a test that needs the corpus: what is missing, what to set, and
+    ``why`` no recording of the repository's own can stand in."""
+    return (
+        f"needs the shared conformance corpus, not found at {corpus_dir()}: set "
+        "ZIGAI_CONFORMANCE_DIR=/path/to/conformance (the folder holding zigai-cassettes/ and "
+        f"json-schema-test-suite/) to run it; {why}"
+    )
