@@ -9,8 +9,10 @@ a fresh clone runs; ``scripts/record_local.py`` re-records them.
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from support import local_model
+from support import local_model, replays
 from support.cassettes import CassetteMismatch, ReplayTransport
 
 CASES = [(p, s) for p in local_model.PROTOCOLS for s in local_model.SCENARIO_NAMES]
@@ -45,3 +47,19 @@ def test_the_checks_reject_a_wrong_structure() -> None:
                                   local_model.build_model("chat", local_model.DEFAULT_URL, transport))
     with pytest.raises(AssertionError, match="requests"):
         local_model.check(local_model.scenario("tool_loop"), outcome)
+
+
+def test_the_client_level_checks_reject_a_wrong_structure() -> None:
+    """The provider tests' replay checks can fail: each refuses another scenario's responses."""
+    text, tools, structured, refusal = (
+        replays.local_cases("chat", [name])[0]
+        for name in ("buffered_text", "tool_loop", "structured_output", "context_overflow"))
+    with pytest.raises(AssertionError, match="expected one answer"):
+        replays.assert_text_answer(tools.run())
+    with pytest.raises(AssertionError, match="expected call then answer"):
+        replays.assert_tool_loop(text.run(), "weather")
+    with pytest.raises(json.JSONDecodeError):
+        replays.assert_structured_answer(text.run())
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
+        replays.assert_refused(structured)
+    replays.assert_refused(refusal)
