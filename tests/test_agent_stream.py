@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,12 @@ def _stream(agent: Agent, prompt: str, **kwargs: Any) -> tuple[list[Any], Any]:
         return events, stream.result()
 
 
+def _fixed_clock() -> datetime:
+    return datetime(2025, 6, 1, 12, 0, tzinfo=UTC)  # separate runs then build equal histories
+
+
 def test_text_stream_matches_the_buffered_run() -> None:
-    agent = Agent(_text_model())
+    agent = Agent(_text_model(), clock=_fixed_clock)
     events, streamed = _stream(agent, "hi")
     with agent.run("hi") as buffered, streamed:
         assert streamed.output == buffered.output == "The quick brown fox"
@@ -77,7 +82,7 @@ def test_streamed_tool_loop_matches_the_buffered_run() -> None:
         "add", "Add.", {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
                         "required": ["a", "b"]}, add,
     )
-    agent = Agent(TestModel(seed=3), tools=[tool])
+    agent = Agent(TestModel(seed=3), tools=[tool], clock=_fixed_clock)
     events, streamed = _stream(agent, "sum")
     with agent.run("sum") as buffered, streamed:
         assert streamed.output == buffered.output
@@ -241,7 +246,7 @@ def test_a_failure_after_visible_output_is_never_retried() -> None:
 
 
 def test_callback_sink_sees_the_same_events() -> None:
-    agent = Agent(_text_model())
+    agent = Agent(_text_model(), clock=_fixed_clock)
     events, streamed = _stream(agent, "hi")
     got: list[Any] = []
     with agent.run_stream_events("hi", sink=got.append) as result, streamed:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -284,7 +285,8 @@ def test_a_conversation_keeps_messages_and_usage_across_visits() -> None:
 
 
 def test_a_conversation_survives_a_snapshot_round_trip() -> None:
-    graph = chat_graph(Agent(counting_model()))
+    # a fixed clock: the resumed and the uninterrupted run must build equal histories
+    graph = chat_graph(Agent(counting_model(), clock=lambda: datetime(2025, 1, 1, tzinfo=UTC)))
     codec = SnapshotCodec(
         encode_state=lambda chat: chat.conversation.to_json_value(),
         decode_state=lambda data: Chat(Conversation.from_json_value(data)),

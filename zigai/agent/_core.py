@@ -18,6 +18,7 @@ import itertools
 import os
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from zigai.agent._capabilities import RunCapabilities, setup_capabilities
@@ -190,6 +191,31 @@ class RunCore:
         if agent.capabilities or options.capabilities or options.capability_layers:
             self.caps = setup_capabilities(self)
 
+
+    def now(self) -> datetime:
+        """The timestamp for a message this run creates (``Agent.clock``, else UTC now)."""
+        clock = self.agent.clock
+        if clock is None:
+            return datetime.now(UTC)
+        stamp = clock()
+        if not isinstance(stamp, datetime) or stamp.utcoffset() is None:
+            raise InvalidAgentConfiguration(
+                f"Agent.clock must return a timezone-aware datetime, got {stamp!r}"
+            )
+        return stamp
+
+    def new_request(self, parts: tuple[Any, ...], instructions: str | None = None) -> RequestMessage:
+        """A request message this run sends, stamped with :meth:`now`."""
+        return RequestMessage(parts, instructions=instructions, timestamp=self.now())
+
+    def stamped(self, response: ResponseMessage) -> ResponseMessage:
+        """``response`` with :meth:`now` as its timestamp when the model gave none."""
+        if response.timestamp is not None:
+            return response
+        r = response  # positional: a third of dataclasses.replace's cost on every step
+        return ResponseMessage(r.parts, r.usage, r.model_name, r.provider_name,
+                               r.provider_response_id, r.finish_reason, r.raw_finish_reason,
+                               self.now(), r.provider_details, r.metadata)
     def set_model(self, model: Any) -> None:
         """Use ``model`` from the next request on (a capability's model selector chose it)."""
         self.model = model

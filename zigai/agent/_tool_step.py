@@ -393,7 +393,7 @@ def _tool_step(run: RunCore, calls: list[Any], dispatch: _Dispatch | None) -> bo
         dispatch.end(ordered, accepted)
     if run._sink is not None:
         _emit_results(run, calls, ordered, output_names)
-    run.messages.append(RequestMessage(ordered))
+    run.messages.append(run.new_request(ordered))
     for index in sorted(follow_ups):
         run.messages.extend(follow_ups[index])
     if run.caps is not None:

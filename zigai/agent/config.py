@@ -20,6 +20,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
@@ -295,6 +296,11 @@ class AgentConfig:
     provider_error_policy: ProviderErrorPolicy | None = None
     price_table: PriceTable | None = None
     capabilities: Sequence[Capability] = ()
+    #: Where message timestamps come from: called once for every request the agent builds
+    #: and every response it receives without a timestamp; must return a timezone-aware
+    #: datetime.  ``None`` means ``datetime.now(UTC)``.  A fixed clock makes histories
+    #: from separate runs compare equal.
+    clock: Callable[[], datetime] | None = field(default=None, compare=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -377,6 +383,11 @@ class AgentConfig:
                 )
         set_(self, "tool_policies", policies)
         set_(self, "capabilities", _typed_tuple(self.capabilities, Capability, "Agent.capabilities"))
+        if self.clock is not None and not callable(self.clock):
+            raise InvalidAgentConfiguration(
+                "Agent.clock must be a callable returning a timezone-aware datetime, "
+                f"got {type(self.clock).__name__}"
+            )
         from zigai.agent.paused_state import check_key
 
         try:

@@ -268,7 +268,7 @@ class AgentRun(RunCore):
             if prompt is not None:
                 parts += (UserPromptPart(prompt if isinstance(prompt, str) else tuple(prompt)),)
             rendered = "\n\n".join(self.instructions) if self.instructions else None
-            self.messages.append(RequestMessage(parts, instructions=rendered))
+            self.messages.append(self.new_request(parts, rendered))
         self.state = RunState.prepare_request
 
     def _resolve_tools(self) -> tuple[Any, ...]:
@@ -400,7 +400,7 @@ class AgentRun(RunCore):
                 self.emit(partial)
             return
         self._streaming = None
-        response = streaming.finish(self.control.check)
+        response = self.stamped(streaming.finish(self.control.check))
         self._accept_response(response)
         self.emit(ModelResponseEvent(response, response.usage))
 
@@ -425,6 +425,7 @@ class AgentRun(RunCore):
             raise InvalidAgentConfiguration(
                 f"model.request returned {type(response).__name__}, not a ResponseMessage"
             )
+        response = self.stamped(response)
         self.usage = self.usage.incr(
             response.usage, attempts=self.pending_attempts, provider_time_ns=self.pending_provider_ns,
         )
@@ -493,7 +494,7 @@ class AgentRun(RunCore):
             )
         except OutputRejected as rejection:
             self.reject_output(rejection)
-            self.messages.append(RequestMessage((RetryPromptPart(rejection.message),)))
+            self.messages.append(self.new_request((RetryPromptPart(rejection.message),)))
             self.state = RunState.prepare_request
             return
         self.final_output = output
