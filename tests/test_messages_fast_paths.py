@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 from _message_samples import every_kind_history
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zigai import history
 from zigai import messages as m
@@ -258,3 +260,39 @@ def test_test_models_reuse_token_counts_but_report_the_pure_estimate() -> None:
     for messages in histories:
         request = ModelRequest(messages=messages, instructions=("Rule one.",))
         assert model.request(request).usage == estimate_usage(request, answer.parts)
+
+
+_json_like = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+              st.floats(allow_nan=True, allow_infinity=True), st.just(-0.0)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner, inner),
+                            st.dictionaries(st.one_of(st.text(max_size=2), st.integers(0, 2)),
+                                            inner, max_size=3)),
+    max_leaves=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_like)
+def test_fast_freeze_matches_the_path_tracking_freeze(value: Any) -> None:
+    from zigai.messages import json_value as jv
+
+    def attempt(freeze: Any) -> tuple[Any, ...]:
+        try:
+            frozen = freeze(value)
+        except m.InvalidMessagePart as exc:
+            return ("refused", str(exc))
+        return ("frozen", repr(frozen))  # repr: tuples vs lists, -0.0, FrozenDict all show
+
+    error = lambda text: m.InvalidMessagePart(text)  # noqa: E731
+    fast = attempt(lambda v: jv.freeze_json(v, error))
+    checked = attempt(lambda v: jv._freeze_checked(v, error, "$", 0))
+    assert fast == checked
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("-inf"), float("nan")])
+def test_non_finite_floats_are_refused_wherever_they_sit(bad: float) -> None:
+    for content, path in (({"a": bad}, r"\$\.a"), ([bad], r"\$\[0\]"), ({"a": [{"b": bad}]}, r"\$\.a\[0\]\.b")):
+        with pytest.raises(m.InvalidMessagePart, match=path + ": JSON numbers must be finite"):
+            m.ToolReturnPart("f", "c", content)
+    kept = m.ToolReturnPart("f", "c", {"big": 1.7976931348623157e308, "zero": -0.0, "l": [0.5]})
+    assert kept.content == {"big": 1.7976931348623157e308, "zero": 0.0, "l": (0.5,)}

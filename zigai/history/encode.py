@@ -38,7 +38,9 @@ HISTORY_VERSION = 2
 
 
 def format_timestamp(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    if value.tzinfo is not UTC:  # message timestamps are already normalized to UTC
+        value = value.astimezone(UTC)
+    return value.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 _PLAIN = (type(None), bool, int, float, str)

@@ -78,11 +78,16 @@ class _NotPlain(Exception):
     """Raised by the fast freeze: let the path-tracking freeze name the problem."""
 
 
+_new_frozen = FrozenDict.__new__
+_set_data = FrozenDict.__dict__["_data"].__set__  # the slots themselves, past __setattr__
+_set_hash = FrozenDict.__dict__["_hash"].__set__
+
+
 def _frozen_dict(data: dict[str, Any]) -> FrozenDict:
     """A FrozenDict that adopts ``data`` (a fresh dict nobody else holds)."""
-    frozen = FrozenDict.__new__(FrozenDict)
-    object.__setattr__(frozen, "_data", data)
-    object.__setattr__(frozen, "_hash", None)
+    frozen = _new_frozen(FrozenDict)
+    _set_data(frozen, data)
+    _set_hash(frozen, None)
     return frozen
 
 
@@ -90,7 +95,11 @@ _LEAVES = frozenset({str, int, bool, type(None)})
 
 
 def _freeze_plain(value: object, depth: int) -> Any:
-    """``freeze_json`` for exact built-in types without computing paths; stricter, never looser."""
+    """``freeze_json`` for exact built-in types without computing paths; stricter, never looser.
+
+    Leaves are kept inline, floats too when finite (``x - x`` is ``0.0`` only for a finite
+    ``x``; NaN and infinities take the call, which refuses them), so calls are per container.
+    """
     kind = type(value)
     if kind in _LEAVES:
         return value
@@ -106,11 +115,18 @@ def _freeze_plain(value: object, depth: int) -> Any:
         for key, item in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise _NotPlain
-            frozen[key] = item if type(item) in _LEAVES else _freeze_plain(item, inner)
+            item_kind = type(item)
+            if item_kind in _LEAVES or (item_kind is float and item - item == 0.0):
+                frozen[key] = item
+            else:
+                frozen[key] = _freeze_plain(item, inner)
         return _frozen_dict(frozen)
     if kind is list or kind is tuple:
-        return tuple([item if type(item) in _LEAVES else _freeze_plain(item, inner)
-                      for item in value])  # type: ignore[attr-defined]
+        return tuple([
+            item if type(item) in _LEAVES or (type(item) is float and item - item == 0.0)
+            else _freeze_plain(item, inner)
+            for item in value  # type: ignore[attr-defined]
+        ])
     raise _NotPlain
 
 
