@@ -77,6 +77,7 @@ def test_flat_shortcut_agrees_with_the_engine(schema: dict[str, Any], instance: 
     {"properties": {}},
     {"type": "object", "required": "a"},
     {"type": "object", "properties": {"a": {"type": "decimal"}}},
+    {"type": "object", "properties": {"a": {"type": "array", "items": {"enum": [1]}}}},
     True,
 ])
 def test_schemas_outside_the_flat_vocabulary_get_no_shortcut(schema: Any) -> None:

@@ -296,3 +296,12 @@ def test_non_finite_floats_are_refused_wherever_they_sit(bad: float) -> None:
             m.ToolReturnPart("f", "c", content)
     kept = m.ToolReturnPart("f", "c", {"big": 1.7976931348623157e308, "zero": -0.0, "l": [0.5]})
     assert kept.content == {"big": 1.7976931348623157e308, "zero": 0.0, "l": (0.5,)}
+
+
+def test_timestamps_are_written_in_utc_whatever_zone_they_carry() -> None:
+    from zigai.history.encode import format_timestamp
+
+    local = datetime(2025, 1, 1, 3, 0, 0, 5, tzinfo=timezone(timedelta(hours=3)))
+    assert format_timestamp(local) == "2025-01-01T00:00:00.000005Z"
+    assert format_timestamp(local.astimezone(UTC)) == "2025-01-01T00:00:00.000005Z"
+
