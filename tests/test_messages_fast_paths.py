@@ -305,3 +305,30 @@ def test_timestamps_are_written_in_utc_whatever_zone_they_carry() -> None:
     assert format_timestamp(local) == "2025-01-01T00:00:00.000005Z"
     assert format_timestamp(local.astimezone(UTC)) == "2025-01-01T00:00:00.000005Z"
 
+
+def test_parse_pauses_the_cyclic_collector_only_while_it_decodes() -> None:
+    import gc
+
+    text = history.stringify(every_kind_history())
+    seen: list[bool] = []
+    real = decode.decode_message
+
+    def spy(value: Any, path: str) -> Any:
+        seen.append(gc.isenabled())
+        return real(value, path)
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("zigai.history.owned.decode_message", spy)
+            history.parse(text).close()
+            assert seen and not any(seen) and gc.isenabled()
+            with pytest.raises(history.InvalidHistory):
+                history.parse('{"version":2,"messages":[{"kind":"request","parts":[]}]}')
+            assert gc.isenabled()
+            gc.disable()
+            history.parse(text).close()
+            assert not gc.isenabled()  # a collector the application turned off stays off
+    finally:
+        (gc.enable if was else gc.disable)()
