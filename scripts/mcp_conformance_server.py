@@ -1,8 +1,9 @@
 """The zigai server the official MCP conformance suite's ``server`` mode talks to.
 
 Registers the fixtures the suite's server scenarios name (``test_simple_text``,
-``test://static-text``, ``test_prompt_with_arguments``, ...) on a plain
-:class:`zigai.mcp.Server`, serves it on 127.0.0.1 and prints ``READY <url>`` once it accepts
+``test://static-text``, ``test_prompt_with_arguments``, the SEP-2322 input tools, the Tasks
+extension's ``slow_compute`` / ``confirm_delete`` / ...) on a :class:`zigai.mcp.Server` with a
+:class:`zigai.mcp.TaskServer`, serves it on 127.0.0.1 and prints ``READY <url>`` once it accepts
 connections.  It stops on SIGTERM / SIGINT (the harness sends TERM when it is done).
 
     python scripts/mcp_conformance_server.py [--port N]
@@ -20,6 +21,7 @@ import time
 from typing import Any
 
 from zigai.mcp import (
+    TASKS_EXTENSION,
     AudioBlock,
     CallToolResult,
     ClientCapabilities,
@@ -29,10 +31,14 @@ from zigai.mcp import (
     ImageBlock,
     InputKind,
     InputRequest,
+    InternalError,
+    McpRequestCancelled,
     PromptArgument,
     PromptMessage,
     Server,
     ServerRequest,
+    TaskContext,
+    TaskServer,
     TextBlock,
     TextResourceContents,
     ToolInfo,
@@ -50,7 +56,7 @@ def _tool(name: str, description: str) -> ToolInfo:
                                "inputSchema": {"type": "object", "properties": {}}})
 
 
-def build_server() -> Server:
+def build_server() -> tuple[Server, TaskServer]:
     server = Server("zigai-conformance-server", "1.0.0")
 
     def simple_text(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
@@ -168,7 +174,33 @@ def build_server() -> Server:
 
     server.set_completion(complete)
     _add_input_scenarios(server)
-    return server
+    _add_schema_and_header_scenarios(server)
+    return server, _add_task_scenarios(server)
+
+
+def _add_schema_and_header_scenarios(server: Server) -> None:
+    """A tool whose schema uses the 2020-12 vocabulary (kept verbatim in tools/list) and one
+    whose argument is mirrored into an ``Mcp-Param-Region`` header (validated against the body)."""
+    rich = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                              "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                       "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                       "phone": {"type": "string"}, "email": {"type": "string"}},
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]}, "else": {"required": ["email"]},
+        "additionalProperties": False,
+    }
+    server.add_tool(ToolInfo.from_json({"name": "json_schema_2020_12_tool", "description": "A 2020-12 schema",
+                                        "inputSchema": rich}),
+                    lambda arguments, request: CallToolResult((TextBlock("ok"),)))
+    server.add_tool(ToolInfo.from_json({
+        "name": "test_header_param", "description": "Echoes a region mirrored into a header",
+        "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+                        "required": ["region"]}}),
+        lambda arguments, request: CallToolResult((TextBlock(f"region {arguments.get('region')}"),)))
 
 
 def _elicit(key: str, message: str, field: str, kind: str = "string") -> InputRequest:
@@ -254,11 +286,64 @@ def _add_input_scenarios(server: Server) -> None:
     server.add_prompt("test_input_required_result_prompt", prompt, description="A prompt that asks for context")
 
 
+def _add_task_scenarios(server: Server) -> TaskServer:
+    """The Tasks extension (SEP-2663) fixtures the suite's tasks-* server scenarios name."""
+    tasks = TaskServer(server, poll_interval_ms=100, ttl_ms=300_000)
+    server.add_tool(ToolInfo.from_json({
+        "name": "greet", "description": "Greets synchronously",
+        "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}),
+        lambda arguments, request: CallToolResult((TextBlock(f"Hello, {arguments.get('name', 'World')}!"),)))
+
+    def slow_compute(arguments: dict[str, Any], context: TaskContext) -> CallToolResult:
+        end = time.monotonic() + float(arguments.get("seconds", 1))
+        while time.monotonic() < end:
+            if context.cancelled:
+                raise McpRequestCancelled("slow_compute was cancelled")
+            time.sleep(0.02)
+        return CallToolResult((TextBlock(f"computed {arguments.get('label', 'result')}"),))
+
+    def failing_job(arguments: dict[str, Any], context: TaskContext) -> CallToolResult:
+        time.sleep(1)
+        return CallToolResult((TextBlock("the job failed"),), is_error=True)
+
+    def protocol_error_job(arguments: dict[str, Any], context: TaskContext) -> CallToolResult:
+        raise InternalError("the job crashed")
+
+    def confirm_delete(arguments: dict[str, Any], context: TaskContext) -> CallToolResult:
+        answer = context.ask(_elicit("confirm", "Delete the file?", "confirm", "boolean"))["confirm"]
+        return CallToolResult((TextBlock(f"delete: {answer.get('action')}"),))
+
+    def multi_input(arguments: dict[str, Any], context: TaskContext) -> CallToolResult:
+        answers = context.ask(_elicit("first", "First value?", "value"), _elicit("second", "Second value?", "value"))
+        return CallToolResult((TextBlock(f"got {sorted(answers)}"),))
+
+    for name, work, properties, required in (
+        ("slow_compute", slow_compute, {"seconds": "number", "label": "string"}, False),
+        ("failing_job", failing_job, {}, True),
+        ("protocol_error_job", protocol_error_job, {}, False),
+        ("confirm_delete", confirm_delete, {}, False),
+        ("multi_input", multi_input, {}, False),
+    ):
+        tasks.add_tool(ToolInfo.from_json({"name": name, "description": f"Task fixture {name}", "inputSchema": {
+            "type": "object", "properties": {key: {"type": kind} for key, kind in properties.items()}}}),
+            work, required=required)
+
+    def with_task(arguments: dict[str, Any], request: ServerRequest) -> Any:
+        answer = request.ask(_elicit("user_name", "What is your name?", "name"))["user_name"]
+        name = (answer.get("content") or {}).get("name", "stranger")
+        return tasks.start(lambda args, context: CallToolResult((TextBlock(f"Hello, {name}!"),)), arguments, request)
+
+    server.add_tool(_tool("test_tool_with_task", "Asks a name, then finishes as a task"), with_task,
+                    requires=ClientCapabilities(extensions={TASKS_EXTENSION: {}}))
+    return tasks
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args(argv)
-    handle = serve_http(build_server(), "127.0.0.1", args.port)
+    server, tasks = build_server()
+    handle = serve_http(server, "127.0.0.1", args.port)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -267,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.wait()
     finally:
         handle.close()
+        tasks.close()
     return 0
 
 

@@ -271,6 +271,15 @@ def _http(server: mcp.Server, *, method: str = "POST", body: bytes = b"", header
     return reply.status, (json.loads(payload) if parse and payload else payload), info
 
 
+def test_header_values_are_read_without_their_surrounding_whitespace(server: mcp.Server) -> None:
+    body = _body("tools/call", {"name": "double_3", "arguments": {"x": 2}})
+    padded = {"MCP-Protocol-Version": " 2026-07-28\t", "Mcp-Method": "\ttools/call ", "Mcp-Name": "  double_3  "}
+    status, reply, _info = _http(server, body=body, headers=padded)
+    assert status == 200 and reply["result"]["structuredContent"] == 6
+    status, reply, _info = _http(server, body=body, headers={**padded, "Mcp-Name": " double_ 3 "})
+    assert status == 400 and reply["error"]["code"] == -32020  # inner whitespace is part of the value
+
+
 def test_deployment_policy_refuses_before_reading_the_body(server: mcp.Server) -> None:
     body = _body("tools/list")
     cases = [

@@ -459,8 +459,9 @@ def test_zigai_server_cancellation_at_the_deadline(zigai_tasks: tuple[mcp.McpTra
             client.wait_task(created["taskId"], options=mcp.RequestOptions(timeout_ms=200))
         assert seen["cancelled"].wait(5)
         assert isinstance(client.get_task(created["taskId"]), mcp.TaskCancelled)
-        # cancelling a finished task leaves it as it is
-        assert isinstance(client.cancel_task(created["taskId"]), mcp.TaskCancelled)
+        # cancelling a finished task is acknowledged (empty, as the Tasks extension says) and leaves it as it is
+        assert client.cancel_task(created["taskId"]) is None
+        assert isinstance(client.get_task(created["taskId"]), mcp.TaskCancelled)
 
 
 def test_zigai_server_failures_become_failed_tasks(zigai_tasks: tuple[mcp.McpTransport, dict[str, Any]]) -> None:
@@ -567,6 +568,40 @@ def test_the_server_task_bound_holds_and_waiting_input_sees_cancel() -> None:
         first = client.request_json("tools/call", {"name": "waits", "arguments": {}})
         with pytest.raises(mcp.InternalError, match="already holds 1 tasks"):
             client.request_json("tools/call", {"name": "waits", "arguments": {}})
-        assert isinstance(client.cancel_task(first["taskId"]), mcp.TaskCancelled)
+        assert client.cancel_task(first["taskId"]) is None
         assert stopped.wait(5)
         assert isinstance(client.get_task(first["taskId"]), mcp.TaskCancelled)
+
+
+def test_a_required_task_tool_and_input_rounds_that_end_in_a_task() -> None:
+    server = mcp.Server("tasks", "1.0")
+    tasks = mcp.TaskServer(server, poll_interval_ms=1)
+    tasks.add_tool(mcp.ToolInfo("must", {"type": "object"}), lambda arguments, context: "ran", required=True)
+    who = mcp.InputRequest.from_json("who", ELICIT)
+
+    def greet(arguments: dict[str, Any], request: mcp.ServerRequest) -> Any:
+        name = request.ask(who)["who"]["content"]["name"]  # multi round-trip first, then the background part
+        return tasks.start(lambda args, context: f"Hello, {name}!", arguments, request)
+
+    server.add_tool(mcp.ToolInfo("greet", {"type": "object"}), greet)
+    plain = mcp.ClientCapabilities(elicitation={})
+    with tasks:
+        with mcp.Client(mcp.InProcessTransport(server), capabilities=plain, input_handler=answer) as client:
+            for name in ("must", "greet"):  # greet asks first, then cannot start its task
+                with pytest.raises(mcp.MissingRequiredClientCapability) as caught:
+                    client.call_tool(name, {})
+                assert caught.value.data == {"requiredCapabilities": {"extensions": {mcp.TASKS_EXTENSION: {}}}}
+        handler = Counting()
+        with mcp.Client(mcp.InProcessTransport(server), capabilities=EXT, input_handler=handler,
+                        task_polling=FAST, default_timeout_ms=20_000) as client:
+            assert client.call_tool("must", {}).text == "ran"
+            assert client.call_tool("greet", {}).text == "Hello, Ada!"
+            first = client.request_json("tools/call", {"name": "greet", "arguments": {}})
+            assert first["resultType"] == "input_required" and "taskId" not in first
+            handle = client.request_json("tools/call", {"name": "greet", "arguments": {}, "requestState":
+                                                        first["requestState"],
+                                                        "inputResponses": {"who": answer(who).to_json()}})
+            assert handle["resultType"] == "task" and "requestState" not in handle
+            assert client.get_task(handle["taskId"]).task_id == handle["taskId"]  # it exists on return
+    assert handler.keys == ["who"]
+

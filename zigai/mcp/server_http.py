@@ -187,8 +187,8 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
     """Serve one HTTP exchange (see the module docstring for the order of checks)."""
     policy = policy or DeploymentPolicy()
     folded: dict[str, tuple[str, ...]] = {}
-    for name, value in headers:
-        folded[name.lower()] = (*folded.get(name.lower(), ()), value)
+    for name, value in headers:  # a field value never includes its surrounding whitespace (RFC 9110 5.5)
+        folded[name.lower()] = (*folded.get(name.lower(), ()), value.strip(" \t"))
     refusal = policy.refusal(folded, tls)
     if refusal is not None:
         return _refused(*refusal)

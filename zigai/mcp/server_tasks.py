@@ -16,9 +16,10 @@ Invariants
     * ``tasks/update`` validates each answer against the method of the request it answers
       (-32602 on a mismatch) and ignores answers for keys already satisfied or never asked.
     * States are reported whole: ``tasks/get`` always returns a complete task object whose
-      payload matches its status.  Terminal states never change; cancelling a finished task
-      returns it unchanged.  At most ``max_tasks`` tasks are kept (finished ones are dropped
+      payload matches its status.  Terminal states never change.  At most ``max_tasks`` tasks are kept (finished ones are dropped
       oldest first, after ``ttl_ms``); beyond that a new task is refused with -32603.
+    * ``tasks/update`` and ``tasks/cancel`` answer an empty acknowledgement; the state is read
+      with ``tasks/get`` (cancelling a finished task leaves it unchanged).
     * Every state change (status, status message, an answered input request) is sent whole as
       ``notifications/tasks`` to the listen streams whose filter names the task id
       (:meth:`Server.notify_task`); a stream needs the client's extension declaration.
@@ -198,18 +199,33 @@ class TaskServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def add_tool(self, tool: ToolInfo, work: Callable[[dict[str, Any], TaskContext], Any]) -> None:
-        """A tool whose ``work(arguments, context)`` runs as a task for extension-declaring clients."""
+    def add_tool(self, tool: ToolInfo, work: Callable[[dict[str, Any], TaskContext], Any], *,
+                 required: bool = False) -> None:
+        """A tool whose ``work(arguments, context)`` runs as a task for extension-declaring clients.
+
+        Other clients get the work run inline, or, with ``required=True``, -32021 naming the
+        extension before anything runs.
+        """
 
         def handler(arguments: dict[str, Any], request: ServerRequest) -> Any:
             if TASKS_EXTENSION not in (request.client_capabilities.extensions or {}):
                 return work(arguments, TaskContext(None, request))
-            job = self._new_job()
-            self._pool.submit(self._run, job, work, copy.deepcopy(arguments), request)
-            with job.changed:
-                return job.state()
+            return self.start(work, arguments, request)
 
-        self.server.add_tool(tool, handler)
+        self.server.add_tool(tool, handler, requires=_REQUIRES if required else None)
+
+    def start(self, work: Callable[[dict[str, Any], TaskContext], Any], arguments: dict[str, Any],
+              request: ServerRequest) -> TaskState:
+        """Run ``work`` as a new task; its first state (a handler returns it as the task handle).
+
+        For a tool that first gathers input in multi round-trip rounds (``request.ask``) and
+        then goes on in the background.  The task exists (``tasks/get`` finds it) on return.
+        """
+        self.server._require(_REQUIRES, request)
+        job = self._new_job()
+        self._pool.submit(self._run, job, work, copy.deepcopy(arguments), request)
+        with job.changed:
+            return job.state()
 
     # -- workers ---------------------------------------------------------------------------
 
@@ -302,4 +318,4 @@ class TaskServer:
         job.token.cancel("cancelled by the client")
         with job.changed:
             job.move("cancelled")
-            return job.state().to_json()
+        return {}  # an empty ack: the cancelled state is read with tasks/get (finished tasks stay as they are)
