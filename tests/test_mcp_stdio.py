@@ -61,9 +61,9 @@ for line in sys.stdin:
 """
 
 STUBBORN = r"""
-import signal, sys, time
+import pathlib, signal, sys, time
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-sys.stdout.write("ready\n"); sys.stdout.flush()
+pathlib.Path(sys.argv[1]).write_text("ready")
 while True:
     time.sleep(0.05)
 """
@@ -220,10 +220,21 @@ def test_a_child_flooding_stdout_without_newlines_gets_the_named_error() -> None
     assert _reaped(transport.pid)
 
 
-def test_a_child_that_ignores_stdin_close_and_sigterm_is_killed_and_reaped_at_the_deadline() -> None:
-    transport = _py(STUBBORN, shutdown_timeout_s=0.3, terminate_timeout_s=0.3)
+def test_a_child_that_ignores_stdin_close_and_sigterm_is_killed_and_reaped_at_the_deadline(
+    tmp_path: Path,
+) -> None:
+    ready = tmp_path / "ready"
+    transport = mcp.StdioTransport(
+        [sys.executable, "-c", STUBBORN, str(ready)],
+        mcp.StdioOptions(shutdown_timeout_s=0.3, terminate_timeout_s=0.3),
+    )
     pid = transport.pid
-    time.sleep(0.3)  # let it install its SIGTERM handler
+    # A loaded machine can take longer than any fixed sleep to start the child; until its
+    # SIGTERM handler is installed, the terminate step would end it early.
+    give_up = time.monotonic() + 30.0
+    while not ready.exists():
+        assert time.monotonic() < give_up, "the stubborn child never started"
+        time.sleep(0.02)
     started = time.monotonic()
     transport.close()
     elapsed = time.monotonic() - started
