@@ -150,6 +150,9 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     from zigai.cli.spec import add_check_parser
 
     add_check_parser(commands, out)
+    from zigai.cli.evals import add_eval_parser
+
+    add_eval_parser(commands, out)
     commands.add_parser("demo", out=out, help="a streamed weather tool loop over real HTTP on 127.0.0.1")
     return parser
 
@@ -200,6 +203,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         from zigai.cli.spec import check_command
 
         return check_command(args.spec_file, args.tools, args.json, env, out)
+    if args.command == "eval":
+        from zigai.cli.evals import eval_command
+
+        return eval_command(args, env, out, err)
     if args.command == "demo":
         from zigai.cli.demo import demo_command
 

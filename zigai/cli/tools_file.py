@@ -25,12 +25,30 @@ from typing import Any
 
 from zigai.cli.errors import CliUsageError
 
-__all__ = ["load_tools"]
+__all__ = ["load_module", "load_tools"]
 
 
 def _module_name(path: str) -> str:
     digest = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
     return f"_zigai_cli_tools_{digest}"
+
+
+def load_module(path: str, what: str) -> Any:
+    """Execute the operator's Python file at ``path`` as a fresh module (``what`` names it in errors)."""
+    if not os.path.isfile(path):
+        raise CliUsageError(f"{what} {path!r} does not exist")
+    name = _module_name(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CliUsageError(f"{what} {path!r} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and postponed annotations look the module up
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise CliUsageError(f"{what} {path!r} failed to load: {type(exc).__name__}: {exc}") from None
+    return module
 
 
 def load_tools(path: str) -> tuple[Any, ...]:
@@ -39,19 +57,8 @@ def load_tools(path: str) -> tuple[Any, ...]:
     from zigai.reflect import tool as reflect_tool
     from zigai.tool import Tool
 
-    if not os.path.isfile(path):
-        raise CliUsageError(f"tools file {path!r} does not exist")
-    name = _module_name(path)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise CliUsageError(f"tools file {path!r} cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and postponed annotations look the module up
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        sys.modules.pop(name, None)
-        raise CliUsageError(f"tools file {path!r} failed to load: {type(exc).__name__}: {exc}") from None
+    module = load_module(path, "tools file")
+    name = module.__name__
     declared = getattr(module, "TOOLS", None)
     if declared is not None:
         if not isinstance(declared, (list, tuple)):

@@ -145,14 +145,15 @@ def _field(fields: dict[str, Any], name: str, path: str, read: Callable[[Any, st
 
 
 def _header(document: Any, expected: str, required: Iterable[str]) -> dict[str, Any]:
-    fields = _object(document, "$", ("format", "version", *required))
-    if fields["format"] != expected:
-        raise _fail("$.format", f"expected {expected!r}, got {fields['format']!r}")
-    if fields["version"] != VERSION or isinstance(fields["version"], bool):
-        raise UnsupportedEvalDocumentVersion(
-            f"$.version: {expected} version {fields['version']!r} is not supported; this zigai "
-            f"reads version {VERSION}", version=fields["version"])
-    return fields
+    if isinstance(document, dict):  # the kind of document first: a dataset given as a report says so
+        if document.get("format") != expected:
+            raise _fail("$.format", f"expected {expected!r}, got {document.get('format')!r}")
+        version = document.get("version")
+        if version != VERSION or isinstance(version, bool):
+            raise UnsupportedEvalDocumentVersion(
+                f"$.version: {expected} version {version!r} is not supported; this zigai "
+                f"reads version {VERSION}", version=version)
+    return _object(document, "$", ("format", "version", *required))
 
 
 def _data(value: Any, path: str) -> Any:
@@ -232,8 +233,6 @@ def _built(make: Callable[[], Any], path: str) -> Any:
     """Run a constructor; its own validation error becomes a refusal at ``path``."""
     try:
         return make()
-    except InvalidEvalDocument:
-        raise
     except (ZigAIError, TypeError, ValueError) as error:
         raise _fail(path, f"{error}") from None
 
