@@ -55,8 +55,6 @@ def builtin_evaluators() -> list[Any]:
 
 def add_eval_parser(commands: Any, out: TextIO | None) -> None:
     """The ``eval`` subcommand of the shared parser."""
-    from zigai.cli.app import _positive_int
-
     command = commands.add_parser(
         "eval", out=out, help="run a dataset of cases over an agent spec and write a report",
         epilog=EVAL_EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -71,10 +69,16 @@ def add_eval_parser(commands: Any, out: TextIO | None) -> None:
                          help="Python file whose module-level evaluator objects join the registry "
                               "(an EVALUATORS list, if defined, is used instead)")
     command.add_argument("--tools", metavar="FILE.py", help="the agent spec's tool registry (as for 'run --spec')")
-    command.add_argument("--repetitions", type=_positive_int, default=1, metavar="N",
+    command.add_argument("--repetitions", type=_at_least_one, default=1, metavar="N",
                          help="runs of every case (default 1)")
-    command.add_argument("--concurrency", type=_positive_int, default=1, metavar="N",
+    command.add_argument("--concurrency", type=_at_least_one, default=1, metavar="N",
                          help="case runs in flight at once (default 1)")
+
+
+def _at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def _format_of(path: str) -> Any:
