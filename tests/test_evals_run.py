@@ -427,7 +427,7 @@ class ThreadExecutor:
         self.pool = ThreadPoolExecutor(4)
         self.prepared = []
 
-    def prepare(self, plan):
+    def prepare(self, plan, units):
         self.prepared.append(plan)
 
     def submit(self, plan, unit):

@@ -195,7 +195,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidGraderVerdict, InvalidEvalDocument
     │                                                 (UnsupportedEvalDocumentVersion,
     │                                                 UnknownEvaluatorName,
-    │                                                 AmbiguousEvaluatorName)
+    │                                                 AmbiguousEvaluatorName),
+    │                                                 UnpicklableEvalObject, DaskNotInstalled
     ├── TelemetryError            zigai.telemetry     InvalidTraceParent, InvalidTelemetryConfig,
     │                                                 TelemetryExportFailed, OtelNotInstalled
     ├── EmbeddingsError           zigai.embeddings    InvalidEmbeddingInput (EmbeddingInputTooLarge,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -305,6 +305,17 @@ class AgentConfig:
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
     )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickling (e.g. to a Dask worker) copies the configuration; the lock and the derived-value
+        # cache belong to one process and are recreated empty.
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("_cache", "_cache_lock")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_cache_lock", threading.Lock())
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -27,8 +27,9 @@ Check and the built-ins), ``case`` (Case), ``dataset`` (Dataset), ``report`` (Ca
 ``stats`` (pass rates, score statistics), ``analysis`` (report evaluators, ReportView,
 Metric, Analysis), ``trace`` (trace evaluators and the span tee), ``grader``
 (ModelGrader: an Agent as judge), ``compare`` (joining two reports into regressions,
-improvements and usage deltas), ``io`` (dataset and report documents in JSON or YAML); both
-imported explicitly: ``zigai.evals.io``).
+improvements and usage deltas), ``io`` (dataset and report documents in JSON or YAML) and
+``dask`` (the Dask executor; the ``dask`` extra); these three are imported explicitly
+(``zigai.evals.io``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from zigai.evals.case import MAX_CASE_NAME_BYTES, Case
 from zigai.evals.dataset import MAX_CASES, Dataset
 from zigai.evals.errors import (
     AmbiguousEvaluatorName,
+    DaskNotInstalled,
     EvalsError,
     InvalidDataset,
     InvalidEvalDocument,
@@ -56,6 +58,7 @@ from zigai.evals.errors import (
     ReportClosed,
     TraceTelemetryMissing,
     UnknownEvaluatorName,
+    UnpicklableEvalObject,
     UnsupportedEvalDocumentVersion,
 )
 from zigai.evals.evaluators import (
@@ -141,4 +144,6 @@ __all__ = [
     "UnsupportedEvalDocumentVersion",
     "UnknownEvaluatorName",
     "AmbiguousEvaluatorName",
+    "UnpicklableEvalObject",
+    "DaskNotInstalled",
 ]

@@ -17,6 +17,8 @@ __all__ = [
     "UnsupportedEvalDocumentVersion",
     "UnknownEvaluatorName",
     "AmbiguousEvaluatorName",
+    "UnpicklableEvalObject",
+    "DaskNotInstalled",
 ]
 
 
@@ -98,3 +100,18 @@ class AmbiguousEvaluatorName(InvalidEvalDocument):
         super().__init__(message, path=path)
         self.name = name
 
+
+class UnpicklableEvalObject(EvalsError):
+    """A run on a Dask cluster needs an object that does not pickle (a lambda, a closure, a
+    lock, an open client); raised before any work is submitted.  ``what`` names the object
+    (``task``, ``evaluator 'judge'``, ``case 'q3' inputs``).
+    """
+
+    def __init__(self, message: str, *, what: str = "") -> None:
+        super().__init__(message)
+        self.what = what
+
+
+class DaskNotInstalled(EvalsError):
+    """The Dask executor was asked for but ``distributed`` is not installed
+    (``pip install 'zigai[dask]'``)."""

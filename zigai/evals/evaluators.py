@@ -137,7 +137,20 @@ class Check(Evaluator):
         return self._function(context)
 
 
-_UNSET: Any = object()
+class _Unset:
+    """"No value given": compares against the case's expected output.  Pickles as itself, so a
+    copy of an evaluator (on a Dask worker) still recognizes it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<expected output>"
+
+    def __reduce__(self) -> str:
+        return "_UNSET"
+
+
+_UNSET: Any = _Unset()
 
 
 class ExactMatch(Evaluator):

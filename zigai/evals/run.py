@@ -100,10 +100,12 @@ class _Pending(Protocol):
 class Executor(Protocol):
     """Runs units somewhere else (see :class:`zigai.evals.dask.DaskExecutor`).
 
-    ``submit(plan, unit)`` returns a future whose result is ``(CaseResult, events)``.
+    ``prepare(plan, units)`` runs once before any submission and may refuse the run (e.g. an
+    object that cannot be sent); ``submit(plan, unit)`` returns a future whose result is
+    ``(CaseResult, events)``.
     """
 
-    def prepare(self, plan: Plan) -> None: ...
+    def prepare(self, plan: Plan, units: tuple[Unit, ...]) -> None: ...
 
     def submit(self, plan: Plan, unit: Unit) -> _Pending: ...
 
@@ -251,7 +253,7 @@ def run_cases(
         raise InvalidEvalOptions("cases with options= need an Agent task; a callable receives only the inputs")
     check_traceable(task, plan.trace_evaluators)
     if executor is not None:
-        executor.prepare(plan)
+        executor.prepare(plan, tuple(Unit(index, 0, case) for index, case in enumerate(cases)))
     emit = on_event if on_event is not None else _silent
     total = len(cases) * repetitions
     slots: list[CaseResult | None] = [None] * total

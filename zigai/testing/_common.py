@@ -133,6 +133,20 @@ class ScriptedModelBase:
         return RequestUsage(input_tokens=self._input_tokens.count(request),
                             output_tokens=sum(_part_tokens(part) for part in parts))
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickled copy (a Dask worker's) gets its own lock and token memo and observes only its own requests.
+        state = dict(self.__dict__)
+        for name in ("_lock", "_last_request", "_request_count", "_input_tokens"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._last_request = None
+        self._request_count = 0
+        self._input_tokens = _InputTokenMemo()
+
     @property
     def model_name(self) -> str:
         return self._model_name
