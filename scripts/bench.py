@@ -120,6 +120,13 @@ def _optional_workloads() -> list[Workload]:
         for spec in agent_workloads.WORKLOADS:
             found.append(Workload(**spec))
     try:
+        from bench_workloads import evals_workloads
+    except ImportError:
+        evals_workloads = None
+    if evals_workloads is not None:
+        for spec in evals_workloads.WORKLOADS:
+            found.append(Workload(**spec))
+    try:
         from bench_workloads import stream_workloads
     except ImportError:
         stream_workloads = None
