@@ -143,9 +143,6 @@ class _Unset:
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return "<expected output>"
-
     def __reduce__(self) -> str:
         return "_UNSET"
 
