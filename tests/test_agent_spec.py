@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from zigai.agent_spec import (
     resolve,
     validate_resolution,
 )
+from zigai.capability import Capability
 from zigai.reflect import tool as reflect_tool
 from zigai.retry import RetryPolicy
 from zigai.testing import TestModel
@@ -40,10 +42,8 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-class Cap:
-    def __init__(self, name: str, *deps: str) -> None:
-        self.id = name
-        self.dependencies = deps
+def Cap(name: str, *deps: str, **options: Any) -> Capability:  # noqa: N802 - reads like the class
+    return Capability(name, dependencies=deps, **options)
 
 
 WEATHER = reflect_tool(get_weather)
@@ -77,7 +77,12 @@ def test_the_yaml_and_json_golden_specs_resolve_to_equal_agents() -> None:
         assert (yaml_spec.source_format, json_spec.source_format) == ("yaml", "json")
         assert yaml_spec.spec == json_spec.spec
         with resolve(yaml_spec, catalogs(), factory, ENV) as a, resolve(json_spec, catalogs(), factory, ENV) as b:
-            assert isinstance(a.agent, Agent) and a.agent == b.agent
+            assert isinstance(a.agent, Agent)
+            # capabilities compare by identity (they hold callables): each resolution attaches its
+            # own copy carrying the spec's loading mode, over the same borrowed bundle
+            assert dataclasses.replace(a.agent, capabilities=()) == dataclasses.replace(b.agent, capabilities=())
+            assert [(c.id, c.loading, c.tools) for c in a.agent.capabilities] == \
+                [(c.id, c.loading, c.tools) for c in b.agent.capabilities]
             agent = a.agent
     assert agent.instructions == ("You answer weather questions for the north desk.",
                                   "Prices are written as ${amount}.")

@@ -68,7 +68,8 @@ def test_check_without_environment_names_every_missing_variable_and_exits_3(tmp_
     ("version: 1\nmodel: {provider: test, name: a}\nlimits: {max_requests: -1}\n", "$.limits.max_requests"),
     ("version: 1\nmodel: {provider: nope, name: a}\n", "$.model.provider"),
     ("version: 1\nmodel: {provider: test, name: a}\ntools: [get_weather]\n", "$.tools[0]"),
-    ("version: 1\nmodel: {provider: test, name: a}\ncapabilities: [browser]\n", "$.capabilities[0]"),
+    ("version: 1\nmodel: {provider: test, name: a}\ncapabilities: [repository, nope]\n", "$.capabilities[1]"),
+    ("version: 1\nmodel: {provider: test, name: a}\ncapabilities: [image]\n", "needs an image backend"),
 ])
 def test_check_refuses_invalid_documents_with_the_path_and_exit_2(tmp_path: Path, text: str, words: str) -> None:
     done = zigai("check", write(tmp_path, text), cwd=tmp_path)

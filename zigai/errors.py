@@ -218,8 +218,10 @@ The tree (bases here, named leaves in their modules)::
     │                                                 RealtimeConnectionLost, RealtimeSessionError,
     │                                                 RealtimeSessionClosed
     ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
-    │                                                 CapabilityDependencyCycle, MissingEnvironment,
-    │                                                 ProviderValidationFailed, AgentSpecClosed
+    │                                                 MissingEnvironment, ProviderValidationFailed,
+    │                                                 AgentSpecClosed (its dry run raises the
+    │                                                 CapabilityError classes above for capability
+    │                                                 structure, e.g. CapabilityDependencyCycle)
     ├── HarnessError              zigai.harness       InvalidHarness, ArtifactLimitExceeded,
     │                                                 HarnessResultClosed
     └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,

@@ -1,6 +1,10 @@
 """Errors of :mod:`zigai.agent_spec`, one class per failure a reviewer or operator must act on.
 
-Every class derives from :class:`zigai.errors.AgentSpecError`.  Each carries the exact document
+Every class defined here derives from :class:`zigai.errors.AgentSpecError`.  A capability
+dependency cycle is the capability package's own :class:`CapabilityDependencyCycle`
+(re-exported here, one class for one error), with the document ``path`` set; the other
+structural capability errors the dry run's registry check finds (a conflict, a size limit)
+are likewise the capability package's classes, their message prefixed with the path.  Each carries the exact document
 ``path`` it is about (``$.limits.max_requests``, ``$.tools[2]``; ``$`` for the whole document)
 when there is one, and the message starts with that path.  No message contains an
 environment-variable *value*: only names.
@@ -8,6 +12,7 @@ environment-variable *value*: only names.
 
 from __future__ import annotations
 
+from zigai.capability.errors import CapabilityDependencyCycle
 from zigai.errors import AgentSpecError
 
 __all__ = [
@@ -44,15 +49,6 @@ class UnresolvedReference(AgentSpecError):
         super().__init__(message)
         self.path = path
         self.name = name
-
-
-class CapabilityDependencyCycle(AgentSpecError):
-    """Capability dependencies form a cycle; ``cycle`` lists it, first name repeated last."""
-
-    def __init__(self, message: str, *, path: str = "$", cycle: tuple[str, ...] = ()) -> None:
-        super().__init__(message)
-        self.path = path
-        self.cycle = tuple(cycle)
 
 
 class MissingEnvironment(AgentSpecError):

@@ -4,16 +4,20 @@ Invariants:
 
 * the dry run builds no model, starts no process and touches no network: it looks names up
   in the application's :class:`Catalogs`, resolves capability dependencies transitively
-  (dependency first, declaration order; a cycle is :class:`CapabilityDependencyCycle`) before
-  any registry validation, checks that every environment variable the spec needs is set
+  (dependency first, declaration order; a cycle is :class:`CapabilityDependencyCycle`), then
+  hands the resulting capabilities, each with the spec's loading mode, to a
+  :class:`~zigai.capability.CapabilityRegistry` (conflicts among eager bundles, size limits:
+  the capability package's own errors, message prefixed with the spec path), checks that
+  every environment variable the spec needs is set
   (:class:`MissingEnvironment` names *every* missing one), and runs the provider entry's
   secret-free ``validate`` callback, which sees the model reference and no environment;
 * environment reads are limited to the allowlist: the document's ``env`` names, the provider
   entry's declared names and ``model.api_key_env``; the model factory receives a mapping
   holding only those names;
 * :func:`resolve` repeats the dry run, and only when every local check passes does it call the
-  application's model factory, then assembles an :class:`~zigai.agent.Agent`; tools, toolsets
-  and capability implementations stay borrowed from the catalogs.  :class:`Resolved` owns
+  application's model factory, then assembles an :class:`~zigai.agent.Agent` with the plan's
+  capabilities attached (``Agent.capabilities``, in activation order, each with its loading
+  mode); tools, toolsets and capability implementations stay borrowed from the catalogs.  :class:`Resolved` owns
   the agent and runs the cleanups (the factory's, then each MCP connection's, in reverse
   order) when it is closed;
 * this module imports no concrete provider (``tests/test_layers.py`` checks it).
@@ -21,6 +25,8 @@ Invariants:
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +44,14 @@ from zigai.agent_spec.errors import (
     UnresolvedReference,
 )
 from zigai.agent_spec.parse import Owned, child_path
+from zigai.capability import (
+    Capability,
+    CapabilityError,
+    CapabilityLimits,
+    CapabilityLoading,
+    CapabilityRegistry,
+    InvalidCapability,
+)
 
 __all__ = [
     "ProviderEntry",
@@ -80,12 +94,20 @@ class ProviderEntry:
 
 @dataclass(frozen=True, slots=True)
 class Catalogs:
-    """The application's registries the spec's names are looked up in (all borrowed)."""
+    """The application's registries the spec's names are looked up in (all borrowed).
+
+    ``capabilities`` maps a name to a :class:`~zigai.capability.Capability` whose ``id`` is
+    that name (a :func:`zigai.capabilities_builtin.builtin_capabilities` catalog merges in
+    with ``{**builtins, **mine}``); a mapping with an ``absence(name)`` method may explain a
+    missing name.  ``capability_limits`` bound the registry check of the dry run (default:
+    the limits every agent run applies).
+    """
 
     providers: Mapping[str, ProviderEntry]
     tools: Mapping[str, Any] = field(default_factory=dict)
     toolsets: Mapping[str, Any] = field(default_factory=dict)
     capabilities: Mapping[str, Any] = field(default_factory=dict)
+    capability_limits: CapabilityLimits | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +127,19 @@ McpConnector = Callable[[McpServerDoc], Any]
 
 @dataclass(frozen=True, slots=True)
 class ResolvedCapability:
-    """One capability in activation order; ``required_by`` is empty for a listed one."""
+    """One capability in activation order; ``required_by`` is empty for a listed one.
+
+    ``implementation`` is the catalog's capability (borrowed); ``capability`` the descriptor
+    attached to the agent: the same bundle with the spec's ``loading`` mode.  ``path`` is the
+    spec entry that brought it in (a dependency's is the listed capability's).
+    """
 
     name: str
     loading: str
     implementation: Any = field(compare=False)
     required_by: str | None = None
+    capability: Any = field(default=None, compare=False)
+    path: str = "$.capabilities"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +207,10 @@ def _capabilities(spec: AgentSpec, catalog: Mapping[str, Any]) -> tuple[Resolved
         if name not in catalog:
             known = ", ".join(sorted(catalog)) or "none"
             via = f" (a dependency of {required_by!r})" if required_by else ""
-            raise UnresolvedReference(f"{path}: no capability named {name!r}{via} (known: {known})",
+            absence = getattr(catalog, "absence", None)
+            reason = absence(name) if callable(absence) else None
+            why = f"; {reason}" if reason else ""
+            raise UnresolvedReference(f"{path}: no capability named {name!r}{via} (known: {known}){why}",
                                       path=path, name=name)
         implementation = catalog[name]
         stack.append(name)
@@ -186,12 +218,38 @@ def _capabilities(spec: AgentSpec, catalog: Mapping[str, Any]) -> tuple[Resolved
             visit(dependency, stack, path, name, listed.get(dependency, loading))
         stack.pop()
         done.add(name)
-        order.append(ResolvedCapability(name, listed.get(name, loading), implementation,
-                                        None if name in listed else required_by))
+        mode = listed.get(name, loading)
+        order.append(ResolvedCapability(name, mode, implementation,
+                                        None if name in listed else required_by,
+                                        _with_loading(implementation, name, mode, path), path))
 
     for index, ref in enumerate(spec.capabilities):
         visit(ref.name, [], child_path("$.capabilities", index), None, ref.loading)
     return tuple(order)
+
+
+def _with_loading(implementation: Any, name: str, loading: str, path: str) -> Capability:
+    """The catalog's capability with the spec's loading mode (the descriptor the agent gets)."""
+    if not isinstance(implementation, Capability):
+        raise InvalidCapability(f"{path}: the capability catalog's entry {name!r} is a "
+                                f"{type(implementation).__name__}, not a zigai.capability.Capability")
+    if implementation.id != name:
+        raise InvalidCapability(f"{path}: the capability catalog's entry {name!r} has the id "
+                                f"{implementation.id!r}; register each capability under its own id")
+    mode = CapabilityLoading(loading)
+    return implementation if implementation.loading is mode else dataclasses.replace(implementation, loading=mode)
+
+
+def _check_registry(capabilities: tuple[ResolvedCapability, ...], limits: CapabilityLimits | None) -> None:
+    """The registry's structural checks over the plan (what an agent run's setup would refuse)."""
+    try:
+        CapabilityRegistry([c.capability for c in capabilities], limits=limits)
+    except CapabilityError as exc:
+        named = getattr(exc, "capability_id", "")
+        path = next((c.path for c in capabilities if c.name == named), "$.capabilities")
+        located = copy.copy(exc)
+        located.args = (f"{path}: {exc}",)
+        raise located from None
 
 
 def _missing(spec: AgentSpec, entry: ProviderEntry, env: Mapping[str, str]) -> list[str]:
@@ -227,6 +285,7 @@ def validate_resolution(spec: Owned | AgentSpec, catalogs: Catalogs,
     tools = _lookup(catalogs.tools, document.tools, "$.tools", "tool")
     toolsets = _lookup(catalogs.toolsets, document.toolsets, "$.toolsets", "toolset")
     capabilities = _capabilities(document, catalogs.capabilities)
+    _check_registry(capabilities, catalogs.capability_limits)
     _check_options(document)
     missing = _missing(document, entry, environment)
     if missing:
@@ -374,7 +433,8 @@ def resolve(spec: Owned | AgentSpec, catalogs: Catalogs, model_factory: ModelFac
                 cleanups.append(cleanup)
             toolsets.append(connected)
         agent = Agent(built, name=document.name, instructions=plan.instructions, tools=plan.tools,
-                      toolsets=tuple(toolsets), hooks=tuple(hooks), **options)
+                      toolsets=tuple(toolsets), hooks=tuple(hooks),
+                      capabilities=tuple(c.capability for c in plan.capabilities), **options)
     except BaseException:
         _run_cleanups(cleanups)
         raise

@@ -56,11 +56,18 @@ class UnknownCapabilityDependency(CapabilityError):
 
 
 class CapabilityDependencyCycle(CapabilityError):
-    """Dependencies form a cycle; ``cycle`` lists it, first id repeated at the end."""
+    """Dependencies form a cycle; ``cycle`` lists it, first id repeated at the end.
 
-    def __init__(self, message: str, *, cycle: tuple[str, ...] = ()) -> None:
+    The one class for the error wherever it is found: a registry, an agent run's setup, or
+    an agent spec's dry run (:mod:`zigai.agent_spec` re-exports it).  ``path`` is the spec
+    document location of the listed capability the cycle was reached from (``$.capabilities[0]``),
+    or ``""`` when no document is involved.
+    """
+
+    def __init__(self, message: str, *, cycle: tuple[str, ...] = (), path: str = "") -> None:
         super().__init__(message)
-        self.cycle = cycle
+        self.cycle = tuple(cycle)
+        self.path = path
 
 
 class CapabilityConflict(CapabilityError):

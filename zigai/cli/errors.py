@@ -29,6 +29,7 @@ from __future__ import annotations
 import enum
 
 from zigai.errors import (
+    CapabilityError,
     CliError,
     ProviderError,
     ProviderRequestError,
@@ -89,7 +90,7 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.interrupted
     if isinstance(error, (MissingCredentials, MissingEnvironment)):
         return ExitCode.credentials
-    if isinstance(error, AgentSpecError):
+    if isinstance(error, (AgentSpecError, CapabilityError)):
         return ExitCode.usage
     if isinstance(error, ProviderRequestError):
         from zigai.provider import ProviderAuthError

@@ -3,7 +3,11 @@
 Composition only (no fourth runtime): the file is parsed and dry-run with
 :mod:`zigai.agent_spec` against zigai's own model-string catalog
 (:func:`~zigai.agent_spec.model_string_catalog`), the ``--tools FILE.py`` functions as the tool
-registry, and MCP stdio servers started through :mod:`zigai.cli.mcp_stdio`.  ``run --spec``
+registry, the built-in capabilities (:mod:`zigai.capabilities_builtin`: ``repository`` rooted at
+the spec file's directory, ``skill`` over its ``skills/`` subdirectory when there is one,
+``browser`` through :class:`~zigai.capabilities_builtin.HttpBrowser` with the default URL
+policy — public HTTPS only; ``image`` has no backend here, so a spec naming it is refused), and
+MCP stdio servers started through :mod:`zigai.cli.mcp_stdio`.  ``run --spec``
 then resolves the same file through :func:`~zigai.agent_spec.model_string_factory` and hands
 the agent to the ordinary ``zigai run`` path (streaming, ``--events agui``, history, pause
 files, ``zigai resume``).  The pause file stores the spec's absolute path among the run
@@ -11,7 +15,8 @@ settings, so a resume rebuilds the same agent from the same reviewed file.
 
 ``zigai check`` exit codes (also in ``zigai check --help`` and docs/errors.md): 0 the spec
 resolves; 2 the document is invalid or names something unknown (tool, toolset, provider,
-capability, dependency cycle); 3 environment variables are missing (every one is named).
+capability) or a capability composition the registry refuses (dependency cycle, conflict, size
+limit); 3 environment variables are missing (every one is named).
 """
 
 from __future__ import annotations
@@ -29,18 +34,34 @@ CHECK_EXIT_CODES_HELP = """\
 exit codes:
   0    the spec parses and resolves (no model built, no network, no process started)
   2    the document is invalid (the message starts with the exact path, e.g. $.limits.max_requests)
-       or names an unknown provider, tool, toolset or capability, or capabilities form a cycle
+       or names an unknown provider, tool, toolset or capability, or its capabilities are
+       refused by the capability registry (a dependency cycle, a conflict, a size limit)
   3    environment variables the spec needs are not set (every missing one is named)
 """
 
 
-def catalogs(tools_file: str | None) -> Any:
-    """zigai's model strings as providers and the ``--tools`` file's functions as tools."""
+SKILLS_DIRECTORY = "skills"
+
+
+def catalogs(tools_file: str | None, spec_path: str, stack: ExitStack) -> Any:
+    """zigai's model strings as providers, the ``--tools`` file's functions as tools and the
+    built-in capabilities (see the module); ``stack`` closes their backends."""
+    import os
+
     from zigai.agent_spec import Catalogs, model_string_catalog
+    from zigai.capabilities_builtin import DirectorySkills, HttpBrowser, builtin_capabilities
     from zigai.cli.tools_file import load_tools
+    from zigai.environments import RootedDirectory
 
     tools = {tool.name: tool for tool in load_tools(tools_file)} if tools_file else {}
-    return Catalogs(providers=model_string_catalog(), tools=tools)
+    base = os.path.dirname(os.path.abspath(spec_path))
+    repository = stack.enter_context(RootedDirectory.open(base))
+    skills = None
+    if repository.exists(SKILLS_DIRECTORY) and repository.stat(SKILLS_DIRECTORY).kind == "directory":
+        skills = DirectorySkills(stack.enter_context(repository.open_dir(SKILLS_DIRECTORY)))
+    browser = stack.enter_context(HttpBrowser())
+    builtins = builtin_capabilities(browser=browser, skills=skills, repository=repository)
+    return Catalogs(providers=model_string_catalog(), tools=tools, capabilities=builtins)
 
 
 def check_command(path: str, tools_file: str | None, json_output: bool,
@@ -48,8 +69,8 @@ def check_command(path: str, tools_file: str | None, json_output: bool,
     """``zigai check SPEC``: parse and dry-run; print what the spec resolves to."""
     from zigai.agent_spec import load, validate_resolution
 
-    with load(path) as owned:
-        plan = validate_resolution(owned, catalogs(tools_file), env)
+    with load(path) as owned, ExitStack() as stack:
+        plan = validate_resolution(owned, catalogs(tools_file, path, stack), env)
         name = owned.spec.name
     summary: dict[str, Any] = {
         "spec": path, "name": name, "model": f"{plan.provider}:{plan.model.name}",
@@ -64,6 +85,7 @@ def check_command(path: str, tools_file: str | None, json_output: bool,
         out.write(f"ok: {path}: agent {name or '(unnamed)'} on {summary['model']}; "
                   f"tools: {', '.join(summary['tools']) or 'none'}; "
                   f"mcp servers: {', '.join(summary['mcp_servers']) or 'none'}; "
+                  f"capabilities: {', '.join(c.name for c in plan.capabilities) or 'none'}; "
                   f"reads: {', '.join(plan.environment) or 'no environment'}\n")
     return int(ExitCode.ok)
 
@@ -77,8 +99,8 @@ def spec_agent(settings: Any, env: Mapping[str, str], stack: ExitStack) -> Any:
         return mcp_toolset(list(server.command), f"mcp server {server.name!r}", stack, server.timeout_ms)
 
     with load(settings.spec) as owned:
-        resolved = resolve(owned, catalogs(settings.tools), model_string_factory, env,
-                           mcp_connector=connect)
+        resolved = resolve(owned, catalogs(settings.tools, settings.spec, stack), model_string_factory,
+                           env, mcp_connector=connect)
     stack.callback(resolved.close)
     return resolved.agent
 

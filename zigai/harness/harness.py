@@ -1,8 +1,12 @@
 """The harness: a tightened copy of a borrowed Agent, run once, then artifact producers.
 
 Order of the copy's instructions: the agent's own, then the preset's, then the custom ones
-(each group in the order given).  :func:`tighten` keeps the smaller of two limits (``None``
-means unlimited), so a harness can only narrow what the agent allows.
+(each group in the order given).  Enabled capabilities follow the agent's own in the order
+given; the combined composition is checked by a :class:`~zigai.capability.CapabilityRegistry`
+when the harness is built, so a duplicate id, a missing dependency, a cycle or an eager
+conflict is raised here (the capability package's named error), not at the first run.
+:func:`tighten` keeps the smaller of two limits (``None`` means unlimited), so a harness can
+only narrow what the agent allows.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 from zigai._owner import Owner
 from zigai.agent import Agent, RunLimits
+from zigai.capability import Capability, CapabilityRegistry
 from zigai.control import CancellationToken, RunControl, RunTimedOut
 from zigai.harness.artifacts import Artifact, ArtifactCollector, ArtifactLimits
 from zigai.harness.errors import HarnessResultClosed, InvalidHarness
@@ -101,6 +106,7 @@ class Harness:
         request_timeout_ms: int | None = None,
         producers: Sequence[Producer] = (),
         artifact_limits: ArtifactLimits | None = None,
+        capabilities: Sequence[Capability] = (),
     ) -> None:
         if not isinstance(agent, Agent):
             raise InvalidHarness("Harness needs a zigai.agent.Agent (for a spec: Resolved.agent)")
@@ -111,6 +117,12 @@ class Harness:
                 raise InvalidHarness("every artifact producer must be callable")
         added = _strings(preset_instructions) + _strings(instructions)
         changes: dict[str, Any] = {"instructions": tuple(agent.instructions) + added}
+        if isinstance(capabilities, Capability) or not isinstance(capabilities, Sequence) or not all(
+                isinstance(cap, Capability) for cap in capabilities):
+            raise InvalidHarness("Harness capabilities must be a sequence of zigai.capability.Capability")
+        if capabilities:
+            changes["capabilities"] = tuple(agent.capabilities) + tuple(capabilities)
+            CapabilityRegistry(changes["capabilities"])
         if limits is not None:
             changes["limits"] = RunLimits(**{
                 name: tighten(getattr(agent.limits, name), getattr(limits, name)) for name in _LIMIT_FIELDS
