@@ -297,3 +297,12 @@ def test_run_spec_with_built_ins_in_a_real_process_against_a_loopback_provider(t
     results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
     assert any("Group the changes by area" in r for r in results)
     assert any("CHANGES.md:1: - faster parser" in r for r in results)
+
+
+def test_capability_errors_of_a_spec_exit_with_the_usage_code() -> None:
+    from zigai.cli.errors import ExitCode, exit_code_for
+
+    for error in (CapabilityConflict("$.capabilities[1]: x", capability_id="docs", conflicting="sql"),
+                  CapabilityDependencyCycle("$.capabilities[0]: x", cycle=("a", "a"), path="$.capabilities[0]"),
+                  CapabilityLimitExceeded("$.capabilities: x"), InvalidCapability("$.capabilities[0]: x")):
+        assert exit_code_for(error) is ExitCode.usage
