@@ -1,20 +1,15 @@
-"""Capabilities through specs, the harness and the CLI: attached with their loading mode, checked
-by the capability registry in the dry run, the built-in catalog end to end (in process and as a
-real ``zigai run --spec`` process against a loopback provider)."""
+"""Capabilities through specs and the harness: attached with their loading mode, checked by the
+capability registry in the dry run, the golden built-ins spec end to end in process (the same
+spec through real ``zigai check`` / ``zigai run --spec`` processes: tests/test_cli_spec.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import pickle
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.loopback import LoopbackServer, Received, Reply
 
 from zigai.agent import Agent
 from zigai.agent_spec import CapabilityDependencyCycle as SpecCycle
@@ -222,81 +217,6 @@ def test_the_harness_over_a_resolved_spec_with_built_ins(tmp_path: Path) -> None
                 [listed] = [p.content for m in outcome.result.messages for p in getattr(m, "parts", ())
                             if isinstance(p, ToolReturnPart)]
                 assert listed == ("README.md",) and outcome.output == "listed"
-
-
-# -- the CLI, as real processes -------------------------------------------------------------------
-
-
-def zigai(*args: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_TOKEN", "_KEY")) and not k.startswith(("ZIGAI_", "OPENAI_"))}
-    env["PYTHONPATH"] = str(ROOT)
-    env.update(extra)
-    return subprocess.run([sys.executable, "-m", "zigai", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=60)
-
-
-def test_check_resolves_the_built_ins_spec_with_the_cli_catalog(tmp_path: Path) -> None:
-    done = zigai("check", str(SPECS / "builtins.yaml"), "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["capabilities"] == [
-        {"name": "repository", "loading": "eager"}, {"name": "skill", "loading": "on_demand"}]
-    # skill needs a skills/ directory next to the spec; without one it is absent
-    alone = tmp_path / "alone.yaml"
-    shutil.copy(SPECS / "builtins.yaml", alone)
-    refused = zigai("check", str(alone), cwd=tmp_path)
-    assert refused.returncode == 2
-    assert "$.capabilities[1]: no capability named 'skill'" in refused.stderr
-    assert "needs a skill store" in refused.stderr
-    text = zigai("check", str(SPECS / "builtins.yaml"), cwd=tmp_path)
-    assert text.returncode == 0 and "capabilities: repository, skill;" in text.stdout
-
-
-def _tool_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
-    return {"id": call_id, "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-                "role": "assistant", "content": None, "tool_calls": [{
-                    "id": call_id, "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(arguments)}}]}}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
-
-
-def test_run_spec_with_built_ins_in_a_real_process_against_a_loopback_provider(tmp_path: Path) -> None:
-    (tmp_path / "CHANGES.md").write_text("- faster parser\n")
-    (tmp_path / "skills" / "release-notes").mkdir(parents=True)
-    shutil.copy(SPECS / "skills" / "release-notes" / "SKILL.md", tmp_path / "skills" / "release-notes")
-    spec = tmp_path / "agent.yaml"
-    spec.write_text((SPECS / "builtins.yaml").read_text().replace(
-        "model: {provider: test, name: default}", "model: {provider: openai_compatible, name: m}"))
-    replies = iter([
-        _tool_call("load_capability", {"capability_id": "skill"}, "c1"),
-        _tool_call("skill_load", {"name": "release-notes"}, "c2"),
-        _tool_call("repository_search", {"text": "parser"}, "c3"),
-        {"id": "c4", "object": "chat.completion", "model": "m",
-         "choices": [{"index": 0, "finish_reason": "stop",
-                      "message": {"role": "assistant", "content": "- parser: faster (CHANGES.md)"}}],
-         "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}},
-    ])
-    received: list[Received] = []
-
-    def handler(request: Received) -> Reply:
-        received.append(request)
-        return Reply.of_json(next(replies))
-
-    with LoopbackServer(handler) as server:
-        done = zigai("run", "Write release notes.", "--spec", str(spec), "--json", cwd=tmp_path / "skills",
-                     OPENAI_COMPATIBLE_BASE_URL=f"{server.url}/v1")
-    assert done.returncode == 0, done.stderr
-    document = json.loads(done.stdout)
-    assert document["output"] == "- parser: faster (CHANGES.md)"
-    assert document["usage"]["tool_calls"] == 2  # skill_load, repository_search
-    first, second, *_, last = [r.json() for r in received]
-    assert [t["function"]["name"] for t in first["tools"]] == [
-        "repository_list", "repository_read", "repository_search", "load_capability"]
-    assert "skill_load" in [t["function"]["name"] for t in second["tools"]]
-    results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
-    assert any("Group the changes by area" in r for r in results)
-    assert any("CHANGES.md:1: - faster parser" in r for r in results)
 
 
 def test_capability_errors_of_a_spec_exit_with_the_usage_code() -> None:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.loopback import LoopbackServer, Received, Reply
@@ -157,3 +159,69 @@ def test_run_spec_refuses_flags_the_spec_defines(tmp_path: Path) -> None:
     assert done.returncode == 2 and "--model" in done.stderr
     missing = zigai("run", "x", "--spec", str(tmp_path / "none.yaml"), cwd=tmp_path)
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+# -- built-in capabilities through the CLI catalog ------------------------------------------------
+
+
+def test_check_resolves_the_built_ins_spec_with_the_cli_catalog(tmp_path: Path) -> None:
+    done = zigai("check", str(SPECS / "builtins.yaml"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["capabilities"] == [
+        {"name": "repository", "loading": "eager"}, {"name": "skill", "loading": "on_demand"}]
+    # skill needs a skills/ directory next to the spec; without one it is absent
+    alone = tmp_path / "alone.yaml"
+    shutil.copy(SPECS / "builtins.yaml", alone)
+    refused = zigai("check", str(alone), cwd=tmp_path)
+    assert refused.returncode == 2
+    assert "$.capabilities[1]: no capability named 'skill'" in refused.stderr
+    assert "needs a skill store" in refused.stderr
+    text = zigai("check", str(SPECS / "builtins.yaml"), cwd=tmp_path)
+    assert text.returncode == 0 and "capabilities: repository, skill;" in text.stdout
+
+
+def _tool_call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [{
+                    "id": call_id, "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(arguments)}}]}}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}
+
+
+def test_run_spec_with_built_ins_in_a_real_process_against_a_loopback_provider(tmp_path: Path) -> None:
+    (tmp_path / "CHANGES.md").write_text("- faster parser\n")
+    (tmp_path / "skills" / "release-notes").mkdir(parents=True)
+    shutil.copy(SPECS / "skills" / "release-notes" / "SKILL.md", tmp_path / "skills" / "release-notes")
+    spec = tmp_path / "agent.yaml"
+    spec.write_text((SPECS / "builtins.yaml").read_text().replace(
+        "model: {provider: test, name: default}", "model: {provider: openai_compatible, name: m}"))
+    replies = iter([
+        _tool_call("load_capability", {"capability_id": "skill"}, "c1"),
+        _tool_call("skill_load", {"name": "release-notes"}, "c2"),
+        _tool_call("repository_search", {"text": "parser"}, "c3"),
+        {"id": "c4", "object": "chat.completion", "model": "m",
+         "choices": [{"index": 0, "finish_reason": "stop",
+                      "message": {"role": "assistant", "content": "- parser: faster (CHANGES.md)"}}],
+         "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}},
+    ])
+    received: list[Received] = []
+
+    def handler(request: Received) -> Reply:
+        received.append(request)
+        return Reply.of_json(next(replies))
+
+    with LoopbackServer(handler) as server:
+        done = zigai("run", "Write release notes.", "--spec", str(spec), "--json", cwd=tmp_path / "skills",
+                     OPENAI_COMPATIBLE_BASE_URL=f"{server.url}/v1")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["output"] == "- parser: faster (CHANGES.md)"
+    assert document["usage"]["tool_calls"] == 2  # skill_load, repository_search
+    first, second, *_, last = [r.json() for r in received]
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "repository_list", "repository_read", "repository_search", "load_capability"]
+    assert "skill_load" in [t["function"]["name"] for t in second["tools"]]
+    results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert any("Group the changes by area" in r for r in results)
+    assert any("CHANGES.md:1: - faster parser" in r for r in results)
