@@ -29,7 +29,43 @@ from zigai.mcp import (
     StreamableHttpTransport,
     ToolInfo,
 )
+from zigai.mcp.auth_flow import OAuthProvider
+from zigai.mcp.auth_tokens import OAuthClient
 from zigai.security import UrlPolicy
+from zigai.transport import HttpTransport, RedirectPolicy, TransportRequest
+
+# Where this client would publish its client ID metadata document (the suite's auth servers
+# accept this URL as the client_id of a CIMD client; nothing fetches it during the run).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://127.0.0.1:53682/callback"
+
+
+def _auto_approve(policy: UrlPolicy) -> Any:
+    """A redirect handler for the suite's auto-approving servers: GET the authorization URL and
+    return the ``Location`` it redirects to (what a browser would be sent to)."""
+    http = HttpTransport(url_policy=policy, redirect_policy=RedirectPolicy.return_response)
+
+    def handler(url: str) -> str:
+        response = http.send(TransportRequest("GET", url))
+        location = response.headers.get("location")
+        if not 300 <= response.status < 400 or not location:
+            raise RuntimeError(f"the authorization endpoint answered HTTP {response.status} without a redirect")
+        return location
+
+    return handler
+
+
+def _auth(scenario: str, context: dict[str, Any], policy: UrlPolicy) -> OAuthProvider | None:
+    if not scenario.startswith("auth/"):
+        return None
+    client = None
+    if context.get("client_id") and context.get("client_secret"):
+        client = OAuthClient(context["client_id"], context["client_secret"], "client_secret_basic",
+                             issuer=context.get("issuer"))
+    grant = "client_credentials" if scenario.startswith("auth/client-credentials") else "authorization_code"
+    return OAuthProvider(grant=grant, redirect_uri=REDIRECT_URI, redirect_handler=_auto_approve(policy),
+                         client=client, client_metadata_url=CLIENT_METADATA_URL,
+                         client_name="zigai-conformance-client", url_policy=policy)
 
 
 def _arguments(tool: ToolInfo) -> dict[str, Any]:
@@ -60,7 +96,8 @@ def answer_input(request: InputRequest) -> InputResponse:
 
 
 def run(url: str, scenario: str, context: dict[str, Any]) -> None:
-    transport = StreamableHttpTransport(url, url_policy=UrlPolicy.local_development())
+    policy = UrlPolicy.local_development()
+    transport = StreamableHttpTransport(url, url_policy=policy, auth=_auth(scenario, context, policy))
     capabilities = ClientCapabilities(roots={}, sampling={}, elicitation={})
     with Client(transport, client_info=Implementation("zigai-conformance-client", "1.0.0"),
                 capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input) as client:

@@ -21,6 +21,11 @@ Invariants
       only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
     * Extra headers may not replace the protocol headers, and header values are never echoed
       in error messages (they may be credentials).
+    * With an ``auth=`` provider (:class:`~zigai.mcp.auth_flow.OAuthProvider`) each attempt
+      carries at most one ``Authorization: Bearer`` header, built here and never placed in the
+      JSON-RPC body; a ``401`` leads to one re-authorization and exactly one retry, a ``403``
+      ``insufficient_scope`` to at most ``auth.max_step_ups`` step-ups; past those bounds the
+      request fails with :class:`~zigai.mcp.auth_flow.AuthorizationRejected`.
 """
 
 from __future__ import annotations
@@ -28,11 +33,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zigai.control import CancellationToken
 from zigai.errors import SecurityError, TransportError
 from zigai.json import Limits, defaults
+from zigai.mcp.auth import BearerChallenge, parse_bearer_challenge
 from zigai.mcp.errors import (
     InvalidMcpMessage,
     InvalidMcpRequest,
@@ -75,6 +81,10 @@ from zigai.transport import (
     TransportRequest,
 )
 
+if TYPE_CHECKING:
+    from zigai.mcp.auth_flow import OAuthProvider
+    from zigai.mcp.auth_tokens import TokenSet
+
 __all__ = ["StreamableHttpTransport", "HeaderProvider"]
 
 HeaderProvider = Callable[[OutgoingRequest], Sequence[tuple[str, str]]]
@@ -99,6 +109,8 @@ class StreamableHttpTransport:
     ``url_policy`` and limits matching the MCP message profile; pass your own to share a pool
     (it is not closed by :meth:`close` then).  ``headers`` are static extra headers;
     ``header_provider`` returns per-attempt headers (for example a fresh credential).
+    ``auth`` is an :class:`~zigai.mcp.auth_flow.OAuthProvider` that supplies and renews the
+    Bearer token (see the module invariants); the transport does not close it.
     """
 
     mirrors_headers = True
@@ -114,15 +126,17 @@ class StreamableHttpTransport:
         max_in_flight: int = 8,
         json_limits: Limits = defaults.mcp_message,
         backlog: int = DEFAULT_BACKLOG,
+        auth: OAuthProvider | None = None,
     ) -> None:
         self.url_policy = url_policy or UrlPolicy()
+        self.auth = auth
         self.url_policy.check(url)
         if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
             raise InvalidMcpRequest("max_in_flight must be an int >= 1")
         self.url = url
         self.headers = tuple((str(k), str(v)) for k, v in headers)
         for name, _value in self.headers:
-            if _owned(name):
+            if self._owned(name):
                 raise InvalidMcpRequest(f"header {name!r} is set by the MCP transport itself")
         self.header_provider = header_provider
         self.max_in_flight = max_in_flight
@@ -169,7 +183,15 @@ class StreamableHttpTransport:
         headers = self._headers(outgoing)
         self._acquire_slot(outgoing, deadline, lambda: False)
         try:
-            response = self._transport.send(TransportRequest("POST", self.url, headers, body, deadline))
+            rounds = _AuthRounds()
+            while True:
+                sent = self._token(deadline)
+                response = self._transport.send(TransportRequest("POST", self.url, self._with_token(headers, sent),
+                                                                 body, deadline))
+                challenge = self._auth_challenge(response.status, response.headers, rounds)
+                if challenge is None:
+                    break
+                self._authorize(challenge, sent, deadline)
         except TransportError as exc:
             raise self._mapped(exc) from None
         finally:
@@ -198,6 +220,45 @@ class StreamableHttpTransport:
 
     # -- internals -------------------------------------------------------------------------
 
+    def _owned(self, name: str) -> bool:
+        return _owned(name) or (self.auth is not None and name.lower() == "authorization")
+
+    def _token(self, deadline: float | None) -> TokenSet | None:
+        return None if self.auth is None else self.auth.token_for(self.url, deadline=deadline)
+
+    @staticmethod
+    def _with_token(headers: tuple[tuple[str, str], ...], sent: TokenSet | None) -> tuple[tuple[str, str], ...]:
+        return headers if sent is None else (*headers, ("Authorization", f"Bearer {sent.access_token}"))
+
+    def _auth_challenge(self, status: int, headers: Any, rounds: _AuthRounds) -> BearerChallenge | None:
+        """The challenge to answer before retrying, None to handle the response normally."""
+        if self.auth is None or status not in (401, 403):
+            return None
+        from zigai.mcp.auth_flow import AuthorizationRejected
+
+        challenge = parse_bearer_challenge(headers.get_all("www-authenticate") or None)
+        if status == 401:
+            if rounds.reauthorized:
+                raise AuthorizationRejected(
+                    f"{self._target()}: still HTTP 401 after a new authorization; the server does not accept "
+                    "the tokens its authorization server issues", status=401, error=(challenge or _NO_CHALLENGE).error or "")
+            rounds.reauthorized = True
+            return challenge or _NO_CHALLENGE
+        if challenge is None or not challenge.insufficient_scope:
+            return None
+        if rounds.step_ups >= self.auth.max_step_ups:
+            raise AuthorizationRejected(
+                f"{self._target()}: still HTTP 403 insufficient_scope after {rounds.step_ups} step-up "
+                "authorization(s); the scopes granted do not satisfy the server", status=403,
+                error="insufficient_scope")
+        rounds.step_ups += 1
+        return challenge
+
+    def _authorize(self, challenge: BearerChallenge, sent: TokenSet | None, deadline: float | None) -> None:
+        assert self.auth is not None
+        self.auth.authorize(self.url, None if challenge is _NO_CHALLENGE else challenge, sent=sent,
+                            deadline=deadline)
+
     def _target(self) -> str:
         checked = self.url_policy.check(self.url)
         return f"{checked.scheme}://{checked.host}:{checked.port}"
@@ -214,7 +275,7 @@ class StreamableHttpTransport:
         headers.extend(self.headers)
         if self.header_provider is not None:
             for name, value in self.header_provider(request):
-                if _owned(name):
+                if self._owned(name):
                     raise InvalidMcpRequest(f"header {name!r} is set by the MCP transport itself")
                 headers.append((str(name), str(value)))
         return tuple(headers)
@@ -244,10 +305,19 @@ class StreamableHttpTransport:
     def _run(self, request: OutgoingRequest, headers: tuple[tuple[str, str], ...], exchange: Exchange,
              abort: threading.Event, deadline: float | None, stop: CancellationToken) -> None:
         try:
-            transport_request = TransportRequest("POST", self.url, headers, request.body, deadline,
-                                                 cancellation=stop)
-            with self._transport.stream_lines(transport_request) as response:
-                self._consume(response, request, exchange, abort, deadline)
+            rounds = _AuthRounds()
+            while True:
+                sent = self._token(deadline)
+                transport_request = TransportRequest("POST", self.url, self._with_token(headers, sent), request.body,
+                                                     deadline, cancellation=stop)
+                with self._transport.stream_lines(transport_request) as response:
+                    challenge = self._auth_challenge(response.status, response.headers, rounds)
+                    if challenge is None:
+                        self._consume(response, request, exchange, abort, deadline)
+                        return
+                if abort.is_set():
+                    return
+                self._authorize(challenge, sent, deadline)
         except TransportError as exc:
             exchange.fail(self._mapped(exc))
         except (SecurityError, Exception) as exc:
@@ -310,6 +380,19 @@ class StreamableHttpTransport:
         if isinstance(message, JsonRpcNotification):
             exchange.push(message, wait_until=deadline, may_wait=True, should_stop=abort.is_set)
         return False
+
+
+class _AuthRounds:
+    """How many re-authorizations one request has used (request-local)."""
+
+    __slots__ = ("reauthorized", "step_ups")
+
+    def __init__(self) -> None:
+        self.reauthorized = False
+        self.step_ups = 0
+
+
+_NO_CHALLENGE = BearerChallenge()
 
 
 def _pieces(response: Any) -> Iterator[bytes]:

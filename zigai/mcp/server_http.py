@@ -8,7 +8,11 @@ Job
 Order of checks (first failure wins, no JSON parsed before step 5)
     1. deployment policy: a ``Host`` not allowed -> 421; cleartext where TLS is required -> 403;
        an ``Origin`` not allowed (DNS rebinding) -> 403;
+    1a. with an authorization policy (:class:`~zigai.mcp.auth_server.BearerAuthPolicy`): a GET
+       of its protected resource metadata path is answered with the metadata document;
     2. method other than POST -> 405 with ``Allow: POST`` (no GET stream, no DELETE session);
+    2a. with an authorization policy: the Bearer token is validated for the canonical resource
+       -> 401 / 403 / 400 with the policy's ``WWW-Authenticate`` header;
     3. ``Content-Type`` not ``application/json`` -> 415; ``Accept`` lacking JSON or SSE -> 406;
     4. no ``Content-Length`` -> 411; a body over the limit -> 413;
     5. the dispatcher's ladder (see :mod:`zigai.mcp.server`), errors mapped to 400/404.
@@ -44,6 +48,7 @@ from typing import Any
 
 from zigai.control import CancellationToken
 from zigai.json import dumps
+from zigai.mcp.auth_server import BearerAuthPolicy
 from zigai.mcp.errors import (
     InvalidMcpMessage,
     InvalidRequest,
@@ -183,8 +188,12 @@ def _accepts(headers: dict[str, tuple[str, ...]]) -> bool:
 
 
 def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
-                headers: Iterable[tuple[str, str]], read_body: Callable[[int], bytes], tls: bool) -> HttpReply:
-    """Serve one HTTP exchange (see the module docstring for the order of checks)."""
+                headers: Iterable[tuple[str, str]], read_body: Callable[[int], bytes], tls: bool,
+                auth: BearerAuthPolicy | None = None, path: str = "") -> HttpReply:
+    """Serve one HTTP exchange (see the module docstring for the order of checks).
+
+    ``path`` (the request target's path) is only consulted to serve ``auth``'s metadata.
+    """
     policy = policy or DeploymentPolicy()
     folded: dict[str, tuple[str, ...]] = {}
     for name, value in headers:  # a field value never includes its surrounding whitespace (RFC 9110 5.5)
@@ -192,10 +201,18 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
     refusal = policy.refusal(folded, tls)
     if refusal is not None:
         return _refused(*refusal)
+    if auth is not None and method == "GET" and path.split("?", 1)[0] == auth.metadata_path:
+        return _json_reply(200, auth.metadata())
     if method != "POST":
         reply = _refused(405, "the MCP endpoint accepts POST only")
         reply.headers.append(("Allow", "POST"))
         return reply
+    if auth is not None:
+        _token, denied = auth.check(folded)
+        if denied is not None:
+            reply = _json_reply(denied.status, denied.body())
+            reply.headers.append(("WWW-Authenticate", denied.www_authenticate))
+            return reply
     content_type = folded.get("content-type", ("",))[0].split(";", 1)[0].strip().lower()
     if content_type != "application/json":
         return _refused(415, "Content-Type must be application/json")
@@ -304,7 +321,8 @@ def _stream(items: queue.Queue[tuple[str, Any]], first: tuple[str, Any] | None, 
 # ----------------------------------------------------------------------------- WSGI
 
 
-def wsgi_app(server: Server, policy: DeploymentPolicy | None = None) -> Callable[..., Iterable[bytes]]:
+def wsgi_app(server: Server, policy: DeploymentPolicy | None = None, *,
+             auth: BearerAuthPolicy | None = None) -> Callable[..., Iterable[bytes]]:
     """A WSGI application serving ``server`` at whatever path it is mounted on."""
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
@@ -316,7 +334,7 @@ def wsgi_app(server: Server, policy: DeploymentPolicy | None = None) -> Callable
         stream = environ["wsgi.input"]
         tls = environ.get("wsgi.url_scheme") == "https" or str(environ.get("HTTPS", "")).lower() in ("on", "1")
         reply = handle_http(server, policy, method=environ.get("REQUEST_METHOD", "GET"), headers=headers,
-                            read_body=stream.read, tls=tls)
+                            read_body=stream.read, tls=tls, auth=auth, path=str(environ.get("PATH_INFO", "")))
         start_response(f"{reply.status} {HTTPStatus(reply.status).phrase}", reply.headers)
         return [reply.body] if isinstance(reply.body, bytes) else reply.body
 
@@ -326,7 +344,10 @@ def wsgi_app(server: Server, policy: DeploymentPolicy | None = None) -> Callable
 # ----------------------------------------------------------------------------- http.server
 
 
-def _handler_class(server: Server, policy: DeploymentPolicy | None) -> type[BaseHTTPRequestHandler]:
+def _handler_class(server: Server, policy: DeploymentPolicy | None,
+                   auth: list[BearerAuthPolicy | None] | None = None) -> type[BaseHTTPRequestHandler]:
+    holder: list[BearerAuthPolicy | None] = auth if auth is not None else [None]
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -339,7 +360,7 @@ def _handler_class(server: Server, policy: DeploymentPolicy | None) -> type[Base
                 return self.rfile.read(length)
 
             reply = handle_http(server, policy, method=self.command, headers=self.headers.items(),
-                                read_body=read_body, tls=tls)
+                                read_body=read_body, tls=tls, auth=holder[0], path=self.path)
             self.send_response(reply.status)
             for name, value in reply.headers:
                 self.send_header(name, value)
@@ -399,9 +420,16 @@ class HttpServerHandle:
 
 
 def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *, path: str = "/mcp",
-               policy: DeploymentPolicy | None = None, ssl_context: ssl.SSLContext | None = None) -> HttpServerHandle:
-    """Serve ``server`` on a ThreadingHTTPServer in a background thread (every path is the endpoint)."""
-    httpd = ThreadingHTTPServer((host, port), _handler_class(server, policy))
+               policy: DeploymentPolicy | None = None, ssl_context: ssl.SSLContext | None = None,
+               auth: BearerAuthPolicy | Callable[[str], BearerAuthPolicy] | None = None) -> HttpServerHandle:
+    """Serve ``server`` on a ThreadingHTTPServer in a background thread (every path is the endpoint).
+
+    ``auth`` protects it with a :class:`~zigai.mcp.auth_server.BearerAuthPolicy` (and serves
+    that policy's protected resource metadata); pass a callable to build the policy from the
+    served URL (useful with ``port=0``).
+    """
+    holder: list[BearerAuthPolicy | None] = [auth if isinstance(auth, BearerAuthPolicy) else None]
+    httpd = ThreadingHTTPServer((host, port), _handler_class(server, policy, holder))
     httpd.daemon_threads = True
     scheme = "http"
     if ssl_context is not None:
@@ -410,4 +438,11 @@ def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *, path: 
     bound_host, bound_port = httpd.server_address[:2]
     host_text = bound_host.decode() if isinstance(bound_host, bytes) else str(bound_host)
     shown = f"[{host_text}]" if ":" in host_text else host_text
-    return HttpServerHandle(httpd, server, f"{scheme}://{shown}:{bound_port}{path}")
+    url = f"{scheme}://{shown}:{bound_port}{path}"
+    if auth is not None and not isinstance(auth, BearerAuthPolicy):
+        try:
+            holder[0] = auth(url)
+        except BaseException:
+            httpd.server_close()
+            raise
+    return HttpServerHandle(httpd, server, url)
