@@ -205,10 +205,10 @@ def test_a_second_401_after_a_fresh_token_is_not_retried_again() -> None:
 def test_an_expired_token_is_refreshed_inside_the_next_request() -> None:
     with LoopbackAuthorizationServer(expires_in=5) as auth_server, _protected(auth_server) as running, \
             _provider(auth_server) as provider, _client(running.url, provider) as client:
-        client.list_tools()  # expires_in 5 s is inside the 30 s skew: the token counts as expired
-        client.list_tools()
+        client.list_tools()  # expires_in 5 s is inside the 30 s skew: the token counts as expired ...
+        client.list_tools()  # ... so this request refreshes it first
         refresh = [r for r in _requests(auth_server, "token") if r["grant_type"] == "refresh_token"]
-        assert len(refresh) == 2 and refresh[0]["resource"] == running.url
+        assert len(refresh) == 1 and refresh[0]["resource"] == running.url
         assert len(_requests(auth_server, "authorize")) == 1
 
 
@@ -498,3 +498,156 @@ def test_provider_arguments_are_checked() -> None:
 def test_authorization_header_is_owned_by_the_transport_when_auth_is_given() -> None:
     with OAuthProvider() as provider, pytest.raises(mcp.InvalidMcpRequest, match="Authorization"):
         mcp.StreamableHttpTransport("https://mcp.example.com/mcp", auth=provider, headers=[("Authorization", "x")])
+
+
+# -- the remaining paths ----------------------------------------------------------------------
+
+
+def test_an_expired_token_without_a_refresh_token_is_dropped_and_a_new_flow_runs() -> None:
+    with LoopbackAuthorizationServer(expires_in=5, refresh_tokens=False) as auth_server, \
+            _protected(auth_server) as running, _provider(auth_server) as provider, \
+            _client(running.url, provider) as client:
+        client.list_tools()
+        client.list_tools()
+        assert len(_requests(auth_server, "authorize")) == 2
+
+
+def test_a_failed_refresh_falls_back_to_a_new_authorization() -> None:
+    with LoopbackAuthorizationServer() as auth_server, _protected(auth_server) as running, \
+            _provider(auth_server) as provider, _client(running.url, provider) as client:
+        client.list_tools()
+        auth_server.revoke_tokens(refresh_tokens=True)
+        client.list_tools()
+        grants = [r["grant_type"] for r in _requests(auth_server, "token")]
+        assert grants == ["authorization_code", "refresh_token", "authorization_code"]
+
+
+def test_a_request_that_finds_a_newer_token_reuses_it_without_a_new_flow() -> None:
+    with LoopbackAuthorizationServer() as auth_server, _protected(auth_server) as running, \
+            _provider(auth_server) as provider:
+        first = provider.authorize(running.url, None)
+        assert provider.authorize(running.url, None, sent=None) is first
+        assert provider.token_for(running.url) is first
+        assert len(_requests(auth_server, "token")) == 1
+        assert "bound" in repr(provider) and first.access_token not in repr(provider)
+
+
+def test_a_cimd_client_is_remembered_for_refreshes() -> None:
+    url = "https://app.example/oauth/client.json"
+    with LoopbackAuthorizationServer(client_id_metadata_documents=True, expires_in=5) as auth_server, \
+            _protected(auth_server) as running, _provider(auth_server, client_metadata_url=url) as provider, \
+            _client(running.url, provider) as client:
+        client.list_tools()
+        client.list_tools()
+        assert [r["grant_type"] for r in _requests(auth_server, "token")] == ["authorization_code", "refresh_token"]
+
+
+class _ForgetfulStore(MemoryCredentialStore):
+    forget = False
+
+    def client(self, issuer: str) -> OAuthClient | None:
+        return None if self.forget else super().client(issuer)
+
+
+def test_a_store_that_lost_the_client_cannot_refresh_and_the_token_is_dropped() -> None:
+    store = _ForgetfulStore()
+    with LoopbackAuthorizationServer(expires_in=5) as auth_server, _protected(auth_server) as running, \
+            _provider(auth_server, store=store) as provider:
+        provider.authorize(running.url, None)
+        store.forget = True
+        assert provider.token_for(running.url) is None
+
+
+def test_mapped_pre_registered_clients_and_a_shared_transport() -> None:
+    with LoopbackAuthorizationServer(registration=False, clients={"app": None}) as auth_server, \
+            _protected(auth_server) as running, HttpTransport(url_policy=LOCAL) as http, \
+            _provider(auth_server, client={auth_server.issuer: OAuthClient("app")}, transport=http) as provider, \
+            _client(running.url, provider) as client:
+        client.list_tools()
+        assert _requests(auth_server, "authorize")[0]["client_id"] == "app"
+
+
+def test_client_credentials_register_a_confidential_client_and_refuse_public_only_servers() -> None:
+    with LoopbackAuthorizationServer(auth_methods=["client_secret_basic"]) as auth_server, \
+            _protected(auth_server) as running, \
+            OAuthProvider(grant="client_credentials", url_policy=LOCAL) as provider, \
+            _client(running.url, provider) as client:
+        client.list_tools()
+        registration, = _requests(auth_server, "register")
+        assert registration["grant_types"] == ["client_credentials"] and "redirect_uris" not in registration
+        assert "scope" not in _requests(auth_server, "token")[0]
+    with LoopbackAuthorizationServer(auth_methods=["none"]) as auth_server, _protected(auth_server) as running, \
+            OAuthProvider(grant="client_credentials", url_policy=LOCAL) as provider, \
+            _client(running.url, provider) as client, pytest.raises(AuthorizationFailed) as caught:
+        client.list_tools()
+    assert caught.value.reason == "no_client"
+
+
+def test_a_redirect_handler_returning_no_string_is_refused() -> None:
+    with LoopbackAuthorizationServer() as auth_server, _protected(auth_server) as running, \
+            _provider(auth_server, redirect_handler=lambda url: None) as provider, \
+            _client(running.url, provider) as client, pytest.raises(AuthorizationFailed) as caught:
+        client.list_tools()
+    assert caught.value.reason == "redirect_mismatch"
+
+
+def test_notifications_are_authorized_too_and_other_403s_are_plain_status_errors() -> None:
+    with LoopbackAuthorizationServer() as auth_server, _protected(auth_server) as running, \
+            _provider(auth_server) as provider:
+        transport = mcp.StreamableHttpTransport(running.url, url_policy=LOCAL, auth=provider)
+        with transport:
+            transport.notify("notifications/cancelled",
+                             b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}',
+                             protocol_version="2026-07-28", deadline=time.monotonic() + 10)
+        assert auth_server.kinds()[-1] == "token"
+        browser = mcp.StreamableHttpTransport(running.url, url_policy=LOCAL, auth=provider,
+                                              header_provider=lambda request: [("Origin", "https://evil.example")])
+        with mcp.Client(browser, default_timeout_ms=10_000) as client, pytest.raises(mcp.InvalidRequest):
+            client.list_tools()  # the deployment policy's 403 is not a challenge: no authorization runs
+        assert len(_requests(auth_server, "authorize")) == 1
+
+
+def test_token_requests_without_endpoints_or_answers_are_named_errors() -> None:
+    from zigai.mcp.auth import AuthorizationServerMetadata
+    from zigai.mcp.auth_tokens import register_client, request_token
+
+    bare = AuthorizationServerMetadata("https://as.example.com", None, None)
+    client = OAuthClient("c")
+    deadline = time.monotonic() + 10
+    with HttpTransport(url_policy=LOCAL) as http:
+        with pytest.raises(TokenRequestFailed, match="no token_endpoint"):
+            request_token(http, bare, client, {}, resource="r", deadline=deadline)
+        with pytest.raises(ClientRegistrationFailed, match="no registration_endpoint"):
+            register_client(http, bare, {}, deadline=deadline)
+        dead = AuthorizationServerMetadata("http://127.0.0.1:9", None, "http://127.0.0.1:9/token")
+        with pytest.raises(mcp.McpConnectionFailed):
+            request_token(http, dead, client, {}, resource="r", deadline=deadline)
+    site = _TokenSite(b'{"access_token": "t", "token_type": "Bearer", "padding": "' + b"x" * 100 + b'"}')
+    try:
+        server = AuthorizationServerMetadata(site.issuer, None, f"{site.issuer}/t",
+                                             registration_endpoint=f"{site.issuer}/t")
+        with HttpTransport(url_policy=LOCAL) as http:  # the transport allows more than max_bytes
+            with pytest.raises(TokenResponseTooLarge):
+                request_token(http, server, client, {}, resource="r", deadline=deadline, max_bytes=50)
+            previous = TokenSet("old", site.issuer, "r", scope=("kept",), refresh_token="rt")
+            refreshed = request_token(http, server, client, {}, resource="r", previous=previous, deadline=deadline)
+            assert refreshed.scope == ("kept",) and refreshed.refresh_token == "rt"
+            requested = request_token(http, server, client, {}, resource="r", requested_scope=("a",),
+                                      deadline=deadline)
+            assert requested.scope == ("a",) and requested.refresh_token is None
+            with pytest.raises(ClientRegistrationFailed, match="no client_id"):
+                register_client(http, server, {}, deadline=deadline)
+        site.answer = b'{"client_id": "c", "token_endpoint_auth_method": "private_key_jwt"}'
+        with HttpTransport(url_policy=LOCAL) as http, pytest.raises(ClientRegistrationFailed, match="not supported"):
+            register_client(http, server, {}, deadline=deadline)
+    finally:
+        site.close()
+
+
+def test_token_set_expiry_and_client_validation() -> None:
+    forever = TokenSet("t", "i", "r")
+    assert not forever.expired()
+    soon = TokenSet("t", "i", "r", expires_at=1000.0)
+    assert soon.expired(now=971.0) and not soon.expired(now=969.0) and not soon.expired(skew_s=0, now=999.0)
+    with pytest.raises(ValueError, match="client_id"):
+        OAuthClient("")

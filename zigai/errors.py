@@ -156,7 +156,10 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.mcp.auth      McpAuthError (InvalidAuthChallenge,
     │                                                 AuthMetadataNotFound, InvalidAuthMetadata
     │                                                 (AuthMetadataTooLarge),
-    │                                                 AuthorizationResponseRejected)
+    │                                                 AuthorizationResponseRejected,
+    │                                                 AuthorizationFailed, AuthorizationRejected,
+    │                                                 TokenRequestFailed (TokenResponseTooLarge),
+    │                                                 ClientRegistrationFailed)
     ├── ExecutionEnvironmentError zigai.environments InvalidPath, PathOutsideRoot, SymlinkRefused,
     │                                                 SpecialFileRefused, FileTooLarge,
     │                                                 EnvironmentClosed, InvalidCommandRequest,

@@ -275,7 +275,9 @@ class OAuthProvider:
             return configured
         if (self.client_metadata_url is not None and server.client_id_metadata_document_supported
                 and self.grant == "authorization_code"):
-            return OAuthClient(self.client_metadata_url, issuer=issuer)
+            client = OAuthClient(self.client_metadata_url, issuer=issuer)
+            self.store.save_client(issuer, client)
+            return client
         if server.registration_endpoint is None:
             raise AuthorizationFailed(
                 f"{_redacted(issuer)!r} offers no dynamic client registration and no client is configured for it; "

@@ -163,10 +163,13 @@ class LoopbackAuthorizationServer:
         with self._lock:
             return self._tokens.get(token)
 
-    def revoke_tokens(self) -> None:
-        """Forget every access token (the MCP server will answer 401 to them)."""
+    def revoke_tokens(self, *, refresh_tokens: bool = False) -> None:
+        """Forget every access token (the MCP server will answer 401 to them), and the refresh
+        tokens too when ``refresh_tokens``."""
         with self._lock:
             self._tokens.clear()
+            if refresh_tokens:
+                self._refresh.clear()
 
     def approve(self, authorization_url: str) -> str:
         """A redirect handler: GET ``authorization_url`` here and return the redirect's URL."""
@@ -219,7 +222,8 @@ class LoopbackAuthorizationServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
                 if length > _MAX_BODY:
-                    self._answer(413, {"error": "invalid_request"})
+                    self.close_connection = True  # the unread body must not be taken for the next request
+                    self._answer(413, {"error": "invalid_request"}, [("Connection", "close")])
                     return
                 body = self.rfile.read(length)
                 path = urlsplit(self.path).path

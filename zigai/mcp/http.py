@@ -184,14 +184,15 @@ class StreamableHttpTransport:
         self._acquire_slot(outgoing, deadline, lambda: False)
         try:
             rounds = _AuthRounds()
+            fresh: TokenSet | None = None
             while True:
-                sent = self._token(deadline)
+                sent = fresh or self._token(deadline)
                 response = self._transport.send(TransportRequest("POST", self.url, self._with_token(headers, sent),
                                                                  body, deadline))
                 challenge = self._auth_challenge(response.status, response.headers, rounds)
                 if challenge is None:
                     break
-                self._authorize(challenge, sent, deadline)
+                fresh = self._authorize(challenge, sent, deadline)
         except TransportError as exc:
             raise self._mapped(exc) from None
         finally:
@@ -254,9 +255,10 @@ class StreamableHttpTransport:
         rounds.step_ups += 1
         return challenge
 
-    def _authorize(self, challenge: BearerChallenge, sent: TokenSet | None, deadline: float | None) -> None:
+    def _authorize(self, challenge: BearerChallenge, sent: TokenSet | None, deadline: float | None) -> TokenSet:
+        """Re-authorize; the retry sends the token obtained here, even one already near expiry."""
         assert self.auth is not None
-        self.auth.authorize(self.url, None if challenge is _NO_CHALLENGE else challenge, sent=sent,
+        return self.auth.authorize(self.url, None if challenge is _NO_CHALLENGE else challenge, sent=sent,
                             deadline=deadline)
 
     def _target(self) -> str:
@@ -306,8 +308,9 @@ class StreamableHttpTransport:
              abort: threading.Event, deadline: float | None, stop: CancellationToken) -> None:
         try:
             rounds = _AuthRounds()
+            fresh: TokenSet | None = None
             while True:
-                sent = self._token(deadline)
+                sent = fresh or self._token(deadline)
                 transport_request = TransportRequest("POST", self.url, self._with_token(headers, sent), request.body,
                                                      deadline, cancellation=stop)
                 with self._transport.stream_lines(transport_request) as response:
@@ -317,7 +320,7 @@ class StreamableHttpTransport:
                         return
                 if abort.is_set():
                     return
-                self._authorize(challenge, sent, deadline)
+                fresh = self._authorize(challenge, sent, deadline)
         except TransportError as exc:
             exchange.fail(self._mapped(exc))
         except (SecurityError, Exception) as exc:
