@@ -35,7 +35,11 @@ Submodules
     input: ``ServerRequest.ask``, sealed ``requestState``), ``server_values`` (handler values as
     results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
     policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
-    challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``errors``.
+    challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``auth_tokens``
+    (OAuth clients, token sets, the issuer-keyed credential store, token and registration
+    requests), ``auth_flow`` (:class:`~zigai.mcp.auth_flow.OAuthProvider`, the HTTP
+    transport's ``auth=``), ``auth_server`` (the server's Bearer policy and RFC 9728
+    metadata), ``auth_testing`` (a loopback authorization server), ``errors``.
 """
 
 from __future__ import annotations
