@@ -12,6 +12,7 @@
 # entry that now passes.  Exit status: 0 when both modes match the baseline.
 #
 # Environment: PYTHON (default: python3 on PATH), MCP_CONFORMANCE_DIR (install folder),
+# MCP_CONFORMANCE_CLIENT_TIMEOUT_MS (per client scenario, default 120000),
 # MCP_CONFORMANCE_RESULTS (where the suite writes per-scenario checks.json; default a temp dir).
 set -euo pipefail
 
@@ -65,7 +66,10 @@ fi
 
 if [ "$MODE" = client ] || [ "$MODE" = all ]; then
   echo "== client mode" >&2
+  # Every client scenario runs at once; on a loaded machine the suite's 30 s default per client
+  # is too short for the auth flows (several HTTP round trips each), so allow more.
   "$CONFORMANCE" client --command "$PYTHON $ROOT/scripts/mcp_conformance_client.py" \
+    --timeout "${MCP_CONFORMANCE_CLIENT_TIMEOUT_MS:-120000}" \
     --requirements "$REQUIREMENTS" --expected-failures "$BASELINE" -o "$RESULTS/client" || status=1
 fi
 

@@ -205,7 +205,7 @@ class OAuthProvider:
             return tokens
         with self._lock:
             current = self.store.tokens(binding.issuer, binding.resource)
-            if current is not None and current is not tokens and not current.expired():
+            if current is not None and current != tokens and not current.expired():
                 return current
             refreshed = self._refresh(binding, tokens, self._deadline(deadline)) if tokens.refresh_token else None
             if refreshed is None:
@@ -227,13 +227,13 @@ class OAuthProvider:
             binding = self._bindings.get(key)
             if binding is not None and not step_up:
                 current = self.store.tokens(binding.issuer, binding.resource)
-                if current is not None and current is not sent and not current.expired():
+                if current is not None and current != sent and not current.expired():
                     return current  # another request already re-authorized
             resource = self._discovery.protected_resource(server_url, challenge, deadline=deadline)
             server = self._discovery.authorization_server(resource.authorization_servers[0], deadline=deadline)
             binding = _Binding(server.issuer, resource.resource)
             previous = self.store.tokens(binding.issuer, binding.resource)
-            if not step_up and previous is not None and previous.refresh_token and previous is sent:
+            if not step_up and previous is not None and previous.refresh_token and previous == sent:
                 refreshed = self._refresh(binding, previous, deadline)
                 if refreshed is not None:
                     self._bindings[key] = binding
