@@ -132,8 +132,12 @@ def _shape_of(tp: Any) -> Shape:
         return Shape("union", args)
     if tp in (list, tuple, dict) or tp in _SEQUENCE_ORIGINS or tp in _MAPPING_ORIGINS or tp in _SET_ORIGINS:
         name = getattr(tp, "__name__", str(tp))
-        example = "dict[str, int]" if tp in _MAPPING_ORIGINS else (
-            "tuple[int, ...]" if tp is tuple else "list[str]")
+        if tp in _MAPPING_ORIGINS:
+            example = "dict[str, int]"
+        elif tp in _SET_ORIGINS:
+            example = "frozenset[str]" if tp is frozenset else "set[str]"
+        else:
+            example = "tuple[int, ...]" if tp is tuple else "list[str]"
         raise TypeError(f"bare {name} needs item types (e.g. {example})")
     if origin in _SET_ORIGINS:
         frozen = origin is frozenset or origin is collections.abc.Set

@@ -1,0 +1,104 @@
+"""Regression tests for issue 12's bug and ergonomics bullets that had no test of their own.
+
+* a bare container annotation is refused with an example of the *same* container
+  (``dict`` → ``dict[str, int]``, ``set`` → ``set[str]``), never a ``list[str]`` for everything;
+* a history file that cannot be written after the run never loses the answer that was paid
+  for: the answer is printed first, then the failure names the user's path;
+* a setting or feature outside an unknown model name's conservative profile fails before any
+  I/O with an error naming the model and the fix (a client ``profile=`` or a ``profile_lookup``).
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zigai.agent import Agent
+from zigai.cli import ExitCode, main
+from zigai.model import UnsupportedModelFeature
+from zigai.providers import openai
+from zigai.reflect import tool
+from zigai.settings import ModelSettings, UnsupportedModelSetting
+from zigai.tool import ToolDefinitionError
+
+
+@pytest.mark.parametrize(("annotation", "example"), [
+    (dict, "dict[str, int]"),
+    (collections.abc.Mapping, "dict[str, int]"),
+    (list, "list[str]"),
+    (collections.abc.Sequence, "list[str]"),
+    (tuple, "tuple[int, ...]"),
+    (set, "set[str]"),
+    (collections.abc.Set, "set[str]"),
+    (frozenset, "frozenset[str]"),
+])
+def test_a_bare_container_is_refused_with_an_example_of_the_same_container(
+    annotation: Any, example: str,
+) -> None:
+    def lookup(keys):  # type: ignore[no-untyped-def]
+        return 1
+
+    lookup.__annotations__ = {"keys": annotation, "return": int}
+    lookup.__doc__ = "Look keys up."
+    with pytest.raises(ToolDefinitionError) as info:
+        tool(lookup)
+    name = getattr(annotation, "__name__", str(annotation))
+    assert f"$.keys: bare {name} needs item types (e.g. {example})" in str(info.value)
+
+
+TIDY_TOOLS = '''
+import shutil
+
+
+def tidy() -> str:
+    """Tidy the working folder."""
+    shutil.rmtree("kept")       # removes the history file's folder while the run is going
+    return "tidied"
+'''
+
+
+def test_a_history_save_that_fails_after_the_run_still_prints_the_answer(tmp_path: Path) -> None:
+    (tmp_path / "tools.py").write_text(TIDY_TOOLS)
+    (tmp_path / "kept").mkdir()
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(["run", "hi", "--model", "test", "--tools", "tools.py", "--history", "kept/h.json"],
+                    env={}, out=out, err=err)
+    finally:
+        os.chdir(old)
+    assert out.getvalue() == '{"tidy":"tidied"}\n'          # the answer reached the user first
+    assert code == ExitCode.fault
+    assert "cannot write history file 'kept/h.json'" in err.getvalue()
+    assert ".tmp" not in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def _unknown_model_agent(**options: Any) -> Agent[Any]:
+    # An unknown name gets a conservative profile; the checks below run before any I/O, so the
+    # provider's default transport is never used.
+    return Agent(openai.Client("my-local-model", openai.Provider("sk-test-only")), **options)
+
+
+def test_an_unsupported_setting_on_an_unknown_model_names_the_model_and_the_fix() -> None:
+    agent = _unknown_model_agent(model_settings=ModelSettings(temperature=0.0))
+    with pytest.raises(UnsupportedModelSetting) as info:
+        agent.run("hi")
+    message = str(info.value)
+    assert message.startswith("openai:my-local-model: ")
+    assert "temperature" in message
+    assert "profile=ModelProfile(...)" in message and "profile_lookup" in message
+
+
+def test_an_unsupported_feature_on_an_unknown_model_names_the_model_and_the_fix() -> None:
+    agent = _unknown_model_agent(builtin_tools=["web_search"])
+    with pytest.raises(UnsupportedModelFeature) as info:
+        agent.run("hi")
+    message = str(info.value)
+    assert message.startswith("openai:my-local-model: ") and "web_search" in message
+    assert "profile=ModelProfile(...)" in message and "profile_lookup" in message
