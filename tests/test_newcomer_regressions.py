@@ -102,3 +102,65 @@ def test_an_unsupported_feature_on_an_unknown_model_names_the_model_and_the_fix(
     message = str(info.value)
     assert message.startswith("openai:my-local-model: ") and "web_search" in message
     assert "profile=ModelProfile(...)" in message and "profile_lookup" in message
+
+
+
+APPROVAL_TOOLS = str(Path(__file__).resolve().parents[1] / "docs" / "examples" / "approval_tools.py")
+
+
+def _pause_into_a_folder_that_vanishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       err: io.StringIO) -> int:
+    """Run to a pause whose pause-file folder is removed after the up-front path check."""
+    import shutil
+    import tempfile
+
+    from zigai.cli import approvals
+
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "salvage").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "salvage"))
+    real_write = approvals.atomic_write_text
+
+    def folder_gone_then_write(path: str, text: str, what: str = "file") -> None:
+        shutil.rmtree("kept")      # the real OS failure, after the run was paid for
+        real_write(path, text, what)
+
+    monkeypatch.setattr(approvals, "atomic_write_text", folder_gone_then_write)
+    return main(["run", "Delete the temp files", "--model", "test", "--tools", APPROVAL_TOOLS,
+                 "--pause-file", "kept/p.json"], env={}, out=io.StringIO(), err=err)
+
+
+def test_a_pause_file_that_cannot_be_written_after_the_run_is_saved_elsewhere_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    err = io.StringIO()
+    code = _pause_into_a_folder_that_vanishes(tmp_path, monkeypatch, err)
+    assert code == ExitCode.fault                       # the requested path is empty: a fault
+    saved = list((tmp_path / "salvage").glob("zigai-pause-*.json"))
+    assert len(saved) == 1
+    assert (saved[0].stat().st_mode & 0o777) == 0o600  # the state is owner-only, like the file
+    text = err.getvalue()
+    assert "cannot write pause file 'kept/p.json'" in text and str(saved[0]) in text
+    assert f"zigai resume {saved[0]} --approve <id>" in text and "Traceback" not in text
+    out = io.StringIO()
+    assert main(["resume", str(saved[0]), "--approve", "test-call-0"], env={}, out=out,
+                err=io.StringIO()) == ExitCode.ok    # the paid-for pause continues from there
+    assert out.getvalue() and not saved[0].exists()
+
+
+def test_a_pause_that_cannot_be_saved_anywhere_is_printed_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tempfile
+
+    def no_temporary_folder(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_temporary_folder)
+    err = io.StringIO()
+    assert _pause_into_a_folder_that_vanishes(tmp_path, monkeypatch, err) == ExitCode.fault
+    text = err.getvalue()
+    document = text.split("-----\n")[1]
+    assert '"kind": "zigai.cli.pause"' in document and '"state"' in document
+    assert "cannot write pause file 'kept/p.json'" in text and "Traceback" not in text

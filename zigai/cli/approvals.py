@@ -18,7 +18,13 @@ credential: the model is rebuilt from its model string and the environment on re
 one decision per pending call, rebuilds the same agent, and calls ``Agent.resume_run_json``
 (``resume_run_stream`` with ``--stream``).
 A run that pauses again rewrites the file (exit 5); a completed run saves its history, prints
-its answer and deletes the pause file, so one pause is resumed at most once.  The agent checks
+its answer and deletes the pause file, so one pause is resumed at most once.
+
+A pause that was paid for is never lost: when the pause file cannot be written after the run
+(its folder vanished or became read-only mid-run; the path is checked before the run), the same
+document is saved to an owner-only file in the system temporary folder, stderr names it and
+the command to continue, and the run still fails with :class:`OutputFileNotWritten` (exit 1)
+so scripts notice that the requested path is empty.  The agent checks
 the state's own version and digest; this module checks the envelope and the decisions.
 """
 
@@ -26,9 +32,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import tempfile
 from typing import TYPE_CHECKING, Any, TextIO
 
-from zigai.cli.errors import CliUsageError, ExitCode, InvalidPauseFile
+from zigai.cli.errors import CliUsageError, ExitCode, InvalidPauseFile, OutputFileNotWritten
 from zigai.cli.files import atomic_write_text, read_bounded
 
 if TYPE_CHECKING:
@@ -102,14 +110,37 @@ def save_pause(paused: Any, invocation: Any, err: TextIO) -> int:
             "settings": invocation.settings.to_json(), "history": invocation.history,
             "calls": calls, "state": paused.state_json,
         }
-    text = json.dumps(document, ensure_ascii=False, indent=1)
-    atomic_write_text(invocation.pause_file, text + "\n", "pause file")
-    err.write(f"zigai: paused for approval; state saved to {invocation.pause_file}\n")
+    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    try:
+        atomic_write_text(invocation.pause_file, text, "pause file")
+    except OutputFileNotWritten as failure:
+        try:
+            salvage = _salvage(text)
+        except OSError:  # no temporary folder either: the document itself goes to stderr
+            err.write("zigai: the paused state could not be saved anywhere; save the document "
+                      "between these lines to a file and resume from it\n-----\n" + text + "-----\n")
+            raise failure from None
+        _report_pending(calls, salvage, err)
+        raise OutputFileNotWritten(f"{failure}; the paused state was saved to {salvage!r} "
+                                   "instead (resume from there)") from None
+    _report_pending(calls, invocation.pause_file, err)
+    return ExitCode.approval
+
+
+def _report_pending(calls: list[dict[str, Any]], saved_to: str, err: TextIO) -> None:
+    err.write(f"zigai: paused for approval; state saved to {saved_to}\n")
     for call in calls:
         verb = "--result ID JSON" if call["execution"] == "external" else "--approve ID or --deny ID"
         err.write(f"[pending] {call['tool_call_id']} {call['tool_name']} {call['args']} ({verb})\n")
-    err.write(f"zigai: continue with: zigai resume {invocation.pause_file} --approve <id>\n")
-    return ExitCode.approval
+    err.write(f"zigai: continue with: zigai resume {saved_to} --approve <id>\n")
+
+
+def _salvage(text: str) -> str:
+    """Write a pause document the requested path refused to an owner-only temporary file."""
+    fd, path = tempfile.mkstemp(prefix="zigai-pause-", suffix=".json")  # mode 0600
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
 
 
 def read_pause_file(path: str) -> dict[str, Any]:
