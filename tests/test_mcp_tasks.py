@@ -487,9 +487,19 @@ def test_zigai_server_enforces_capability_ids_and_answer_families() -> None:
         assert raw is not None and raw["error"]["code"] == -32602 and "string 'taskId'" in raw["error"]["message"]
         created = client.request_json("tools/call", {"name": "interview", "arguments": {}})
         task_id = created["taskId"]
-        deadline = time.monotonic() + 5
-        while not isinstance(client.get_task(task_id), mcp.TaskNeedsInput) and time.monotonic() < deadline:
-            time.sleep(0.005)
+
+        def await_question(key: str) -> None:
+            # The task thread asks each question in its own time; an answer sent before it asks
+            # is ignored like any unasked key, so wait (bounded) until the question is out.
+            give_up = time.monotonic() + 30
+            while True:
+                state = client.get_task(task_id)
+                if isinstance(state, mcp.TaskNeedsInput) and key in {r.key for r in state.requests}:
+                    return
+                assert time.monotonic() < give_up, f"the task never asked {key!r}: {state!r}"
+                time.sleep(0.005)
+
+        await_question("who")
         with pytest.raises(mcp.InvalidParams, match="elicitation action must be one of"):
             client.update_task(task_id, {"who": mcp.InputResponse.sampled("x", model="m").to_json()})
         with pytest.raises(mcp.InvalidParams, match="must be an object"):
@@ -499,6 +509,7 @@ def test_zigai_server_enforces_capability_ids_and_answer_families() -> None:
         assert client.update_task(task_id, {"never-asked": {"action": "cancel"}})["resultType"] == "complete"
         client.update_task(task_id, {"who": {"action": "accept", "content": {"name": "Bo"}}})
         client.update_task(task_id, {"who": {"action": "decline"}})  # already satisfied: ignored
+        await_question("note")
         client.update_task(task_id, {"note": {"role": "assistant", "model": "m",
                                               "content": {"type": "text", "text": "n"}}})
         final = client.wait_task(task_id, polling=FAST)
