@@ -22,7 +22,12 @@ Invariants:
   trailing data, an empty document.
 * Duplicate object keys are rejected as :class:`MalformedJson` (compared after
   unescaping), so a document never means different things to different
-  parsers.  :func:`validate` applies the same rule.
+  parsers.  :func:`validate` applies the same rule.  For a document large
+  enough that the preflight counted its members (see
+  :func:`_decode_counting_members`), :func:`parse` first decodes without the
+  per-object duplicate hook and accepts the value only when the decoded
+  objects hold exactly that many members; otherwise it decodes again with
+  the hook, so values and errors are exactly those of the hooked decoder.
 * :func:`parse` returns plain ``dict``/``list``/``str``/``int``/``float``/
   ``bool``/``None`` owned by the caller.  Numbers with a fraction or exponent
   become ``float`` (beyond the double range: ``inf``, as ``json.loads``
@@ -56,7 +61,7 @@ from zigai.json._errors import (
     ValueTooLarge,
 )
 from zigai.json._limits import Limits
-from zigai.json._preflight import preflight
+from zigai.json._preflight import preflight, preflight_counting_members
 
 __all__ = [
     "Limits",
@@ -146,6 +151,32 @@ def _decode(decoder: json.JSONDecoder, text: str, limits: Limits) -> Any:
         ) from None
 
 
+def _decode_counting_members(text: str, members: int) -> tuple[Any, bool]:
+    """Decode without the duplicate-key hook; ``(value, True)`` only when no key was lost.
+
+    ``members`` is the preflight's count of ``:`` outside strings.  When the
+    stdlib accepts the text it is well-formed JSON, where each such ``:``
+    separates exactly one object member, and its dicts keep the last of
+    duplicate keys; so the dicts' sizes add up to ``members`` exactly when no
+    object repeats a key, and the value then equals the hooked decoder's.  On
+    any failure or shortfall the caller re-decodes with the hook, which
+    reports exactly what it always reported.
+    """
+    sizes: list[int] = []
+    record = sizes.append
+
+    def keep(obj: dict[str, Any]) -> dict[str, Any]:
+        record(len(obj))
+        return obj
+
+    decoder = json.JSONDecoder(object_hook=keep, parse_constant=_reject_constant)
+    try:
+        value = decoder.decode(text)
+    except (ValueError, _Rejected, RecursionError):
+        return None, False
+    return value, sum(sizes) == members
+
+
 def _detached(exc: JsonError) -> JsonError:
     """``exc`` without the stdlib error it was raised while handling.
 
@@ -208,7 +239,11 @@ def parse(data: JsonInput, limits: Limits, error: type[Exception] | None = None)
     error propagates.
     """
     try:
-        text = preflight(data, limits)
+        text, members = preflight_counting_members(data, limits)
+        if members is not None:
+            value, complete = _decode_counting_members(text, members)
+            if complete:
+                return value
         return _decode(_BUILDING, text, limits)
     except JsonError as exc:
         if error is None:
