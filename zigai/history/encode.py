@@ -22,6 +22,7 @@ import base64
 import dataclasses
 import enum
 import json
+import json.encoder
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -149,13 +150,33 @@ _MESSAGE_ENCODER = json.JSONEncoder(
 )
 
 
+# JSONEncoder.encode builds a fresh C encoder (and a float-formatting closure) on every
+# call; stringify calls it once per message, so it keeps the C encoder that encode() would
+# build for _MESSAGE_ENCODER's exact settings.  Same object, same arguments: same text.
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE_MESSAGE_CHUNKS: Callable[[Any, int], Iterable[str]] | None = (
+    None if _c_make_encoder is None
+    else _c_make_encoder(
+        None, _MESSAGE_ENCODER.default, json.encoder.encode_basestring, None,
+        _MESSAGE_ENCODER.key_separator, _MESSAGE_ENCODER.item_separator,
+        _MESSAGE_ENCODER.sort_keys, _MESSAGE_ENCODER.skipkeys, _MESSAGE_ENCODER.allow_nan,
+    )
+)
+
+
+def _encode_message_text(message: Message) -> str:
+    if _ENCODE_MESSAGE_CHUNKS is None:  # pragma: no cover - CPython always has the C encoder
+        return _MESSAGE_ENCODER.encode(message)
+    return "".join(_ENCODE_MESSAGE_CHUNKS(message, 0))
+
+
 def _dumps_message(message: Message) -> str:
     if not isinstance(message, (RequestMessage, ResponseMessage)):
         raise InvalidHistory(
             f"history holds RequestMessage or ResponseMessage values, got {type(message).__name__}"
         )
     try:
-        return _MESSAGE_ENCODER.encode(message)
+        return _encode_message_text(message)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidHistory(f"history is not representable as JSON: {exc!r}") from exc
 
