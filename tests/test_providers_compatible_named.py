@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 import yaml
-from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_NAMED_PROVIDER
+from support.corpus import corpus_dir
+from support.katan_model import katan_cases
 from support.mock_transport import MockResponse, MockTransport
+from support.replays import Replay, assert_text_answer, assert_tool_loop, replay_params
 
 from zigai.messages import (
     ProviderDetails,
@@ -21,7 +22,6 @@ from zigai.messages import (
     SystemPromptPart,
     TextPart,
     ThinkingPart,
-    ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
@@ -411,44 +411,59 @@ def _named_client(file_name: str, transport: Any, model: str) -> Any:
     return module.Client(model, module.Provider("k", transport))
 
 
-def _cassettes(conformance_root: Path, folder: str) -> list[Path]:
-    return sorted((conformance_root / "zigai-cassettes" / folder).glob("*.yaml"))
+# Our own recordings of the groq client against llm-katan (cassettes/katan/groq/) always; the
+# shared corpus's recordings of every named provider as extra cases when it is present.
 
 
-@pytest.mark.conformance(NO_LOCAL_NAMED_PROVIDER)
-def test_corpus_named_provider_smoke_calls_replay(conformance_root: Path) -> None:
-    paths = _cassettes(conformance_root, "providers")
-    assert paths
-    for path in paths:
-        body = yaml.safe_load(path.read_text())["interactions"][0]["request"]["body"]["content"]
-        transport = ReplayTransport.load(path)
-        client = _named_client(path.name, transport, body["model"])
-        response = client.request(_request(
-            RequestMessage(parts=(UserPromptPart(body["messages"][0]["content"]),)),
-            settings=ModelSettings(max_tokens=body["max_tokens"])))
-        assert response.text.strip().lower().startswith("pong"), path.name
-        assert response.usage.input_tokens > 0
-        transport.assert_all_consumed()
+def _corpus_paths(folder: str) -> list[Path]:
+    root = corpus_dir() / "zigai-cassettes" / folder
+    return sorted(root.glob("*.yaml")) if root.is_dir() else []
 
 
-@pytest.mark.conformance(NO_LOCAL_NAMED_PROVIDER)
-def test_corpus_named_provider_tool_loops_replay(conformance_root: Path) -> None:
-    paths = _cassettes(conformance_root, "compatible/tools")
-    assert paths
-    for path in paths:
-        body = yaml.safe_load(path.read_text())["interactions"][0]["request"]["body"]["content"]
-        transport = ReplayTransport.load(path)
-        client = _named_client(path.name, transport, body["model"])
-        declared = body["tools"][0]["function"]
-        tool = ToolDefinition(declared["name"], declared["description"], declared["parameters"])
-        messages: list[Any] = [RequestMessage(parts=(
-            SystemPromptPart(body["messages"][0]["content"]),
-            UserPromptPart(body["messages"][1]["content"])))]
-        first = client.request(ModelRequest(messages=tuple(messages), tools=(tool,)))
-        calls = [p for p in first.parts if isinstance(p, ToolCallPart)]
-        assert [c.tool_name for c in calls] == ["weather"], path.name
-        messages += [first, RequestMessage(parts=(ToolReturnPart(
-            "weather", calls[0].tool_call_id, {"temperature_c": 31, "condition": "sunny"}),))]
-        second = client.request(ModelRequest(messages=tuple(messages), tools=(tool,)))
-        assert "31" in second.text, path.name
-        transport.assert_all_consumed()
+def _first_body(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text())["interactions"][0]["request"]["body"]["content"]  # type: ignore[no-any-return]
+
+
+def _named(path: Path, **fields: Any) -> Replay:
+    model = _first_body(path)["model"]
+    return Replay(id=f"corpus-{path.parent.name}-{path.stem}", path=path,
+                  client=lambda transport: _named_client(path.name, transport, model), **fields)
+
+
+def _pong(responses: tuple[ResponseMessage, ...]) -> None:
+    assert responses[-1].text.strip().lower().startswith("pong")
+
+
+def _says_31(responses: tuple[ResponseMessage, ...]) -> None:
+    assert "31" in responses[-1].text
+
+
+_SMOKE_REPLAYS = katan_cases("groq", ["buffered_text"]) + [
+    _named(path, messages=(RequestMessage(parts=(UserPromptPart(
+        _first_body(path)["messages"][0]["content"]),)),),
+           settings=ModelSettings(max_tokens=_first_body(path)["max_tokens"]), extra_check=_pong)
+    for path in _corpus_paths("providers")]
+
+
+def _tool_case(path: Path) -> Replay:
+    body = _first_body(path)
+    declared = body["tools"][0]["function"]
+    return _named(
+        path, messages=(RequestMessage(parts=(SystemPromptPart(body["messages"][0]["content"]),
+                                              UserPromptPart(body["messages"][1]["content"]))),),
+        tools=(ToolDefinition(declared["name"], declared["description"], declared["parameters"]),),
+        tool_result={"temperature_c": 31, "condition": "sunny"}, extra_check=_says_31)
+
+
+_TOOL_REPLAYS = katan_cases("groq", ["tool_loop"]) + [
+    _tool_case(path) for path in _corpus_paths("compatible/tools")]
+
+
+@pytest.mark.parametrize("case", replay_params(_SMOKE_REPLAYS))
+def test_named_provider_text_answers_replay_strictly(case: Replay) -> None:
+    assert_text_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(_TOOL_REPLAYS))
+def test_named_provider_tool_loops_replay_strictly(case: Replay) -> None:
+    assert_tool_loop(case.run(), "weather")

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
 from support.corpus import NO_LOCAL_GEMINI
+from support.katan_model import katan_cases
 from support.mock_transport import MockResponse, MockTransport
+from support.replays import (
+    Replay,
+    assert_structured_answer,
+    assert_text_answer,
+    assert_tool_loop,
+    corpus_file,
+    replay_params,
+)
 from support.sse_replay import feed_chunks
 
 from zigai.messages import (
@@ -349,91 +360,136 @@ def test_vertex_maps_resource_paths_with_bearer_auth_and_validates_segments() ->
         provider.resource_path("files/x:upload")
 
 
-# ------------------------------------------------------------------------------ corpus replay
+# ------------------------------------------------------------------------------ recorded replays
+# Our own llm-katan recordings (cassettes/katan/google/) always; the shared corpus's Gemini
+# recordings as extra cases when it is present.
 
 SIMPLE = ["gemini_2_5_flash", "gemini_2_5_flash_lite", "gemini_2_5_pro", "gemini_3_1_flash_lite",
           "gemini_3_1_pro_preview", "gemini_3_5_flash", "gemini_3_7_flash", "gemini_3_flash_preview"]
 
 
-def _load(root: Path, name: str) -> tuple[ReplayTransport, dict, str]:
-    transport = ReplayTransport.load(root / "zigai-cassettes" / name)
-    first = transport.interactions[0]
+def _first_body(path: Path) -> tuple[dict, str]:
+    first = ReplayTransport.load(path).interactions[0]
     model = first.uri.split("/models/")[1].split(":")[0]
-    return transport, first.request_body.content, model  # type: ignore[union-attr]
+    return first.request_body.content, model  # type: ignore[union-attr, return-value]
 
 
-def _run(client: G.Client, request: ModelRequest, streamed: bool) -> ResponseMessage:
-    if not streamed:
-        return client.request(request)
-    with client.stream(request) as stream:
-        list(stream)
-    return stream.response()
+def _corpus_client(model: str, base_url: str | None = None) -> Any:
+    def client(transport: Any) -> G.Client:
+        if base_url is None:
+            return G.Client(model, G.Provider("k", transport))
+        return G.Client(model, G.Provider("k", transport, base_url=base_url,
+                                          url_policy=UrlPolicy(allow_local_network=True)))
+    return client
 
 
-@pytest.mark.conformance(NO_LOCAL_GEMINI)
-@pytest.mark.parametrize("name", SIMPLE)
-def test_corpus_buffered_streamed_and_model_tool_loop(conformance_root: Path, name: str) -> None:
-    for folder, streamed in (("buffered", False), ("streamed/text", True)):
-        transport, body, model = _load(conformance_root, f"{folder}/google_{name}.yaml")
-        client = G.Client(model, G.Provider("k", transport),
-                          ModelSettings(max_tokens=body["generationConfig"]["maxOutputTokens"]))
-        response = _run(client, ModelRequest(messages=(_user(body["contents"][0]["parts"][0]["text"]),)), streamed)
-        assert response.text.strip().lower().startswith("pong")
-        assert response.usage.output_tokens >= response.usage.reasoning_tokens
-        transport.assert_all_consumed()
-    transport, body, model = _load(conformance_root, f"models/google_{name}.yaml")
-    declaration = body["tools"][0]["functionDeclarations"][0]
-    tool = ToolDefinition(declaration["name"], declaration["description"],
-                          {**declaration["parameters"], "additionalProperties": False})
-    client = G.Client(model, G.Provider("k", transport))
-    instructions = (body["systemInstruction"]["parts"][0]["text"],)
-    history: list = [_user(body["contents"][0]["parts"][0]["text"])]
-    first = client.request(ModelRequest(messages=tuple(history), instructions=instructions, tools=(tool,)))
-    calls = [p for p in first.parts if isinstance(p, ToolCallPart)]
-    assert len(calls) == 1 and first.finish_reason is FinishReason.tool_call
-    recorded = transport.interactions[1].request_body.content["contents"][-1]["parts"][0]  # type: ignore[union-attr]
-    history += [first, RequestMessage(parts=(ToolReturnPart(
-        calls[0].tool_name, calls[0].tool_call_id, recorded["functionResponse"]["response"]["result"]),))]
-    final = client.request(ModelRequest(messages=tuple(history), instructions=instructions, tools=(tool,)))
-    assert "Madrid" in final.text or "31" in final.text
-    transport.assert_all_consumed()
+def _corpus_case(relative: str, build: Callable[[Path, dict, str], dict[str, Any]]) -> list[Replay]:
+    """The corpus recording ``relative`` as a replay (fields from ``build``), or nothing."""
+    path = corpus_file(relative)
+    if path is None:
+        return []
+    body, model = _first_body(path)
+    fields = {"client": _corpus_client(model), **build(path, body, model)}
+    return [Replay(id="corpus-" + relative.removesuffix(".yaml"), path=path, **fields)]
 
 
-@pytest.mark.conformance(NO_LOCAL_GEMINI)
-@pytest.mark.parametrize("streamed", [False, True])
-def test_corpus_agent_style_tool_loop(conformance_root: Path, streamed: bool) -> None:
-    name = "google_stream_tool_loop.yaml" if streamed else "google_tool_loop.yaml"
-    transport = ReplayTransport.load(conformance_root / "zigai-cassettes" / name)
-    provider = G.Provider("k", transport, base_url="https://google.test/v1beta",
-                          url_policy=UrlPolicy(allow_local_network=True))
-    client = G.Client("gemini-test", provider)
-    history: list = [_user("What is the weather?")]
-    request = lambda: ModelRequest(messages=tuple(history), instructions=("You are concise.",), tools=(WEATHER,))  # noqa: E731
-    first = _run(client, request(), streamed)
-    assert first.parts == (ToolCallPart("weather", '{"city":"Madrid"}', "call_1"),)
-    history += [first, RequestMessage(parts=(ToolReturnPart("weather", "call_1", {"temperature_c": 31}),))]
-    assert _run(client, request(), streamed).text == "It is sunny in Madrid."
-    transport.assert_all_consumed()
+def _pong(responses: tuple[ResponseMessage, ...]) -> None:
+    (response,) = responses
+    assert response.text.strip().lower().startswith("pong")
+    assert response.usage.output_tokens >= response.usage.reasoning_tokens
 
 
-@pytest.mark.conformance(NO_LOCAL_GEMINI)
-def test_corpus_structured_thinking_and_errors(conformance_root: Path) -> None:
-    transport, body, model = _load(conformance_root, "structured/google_gemini_3_7_flash.yaml")
-    gen = body["generationConfig"]
-    client = G.Client(model, G.Provider("k", transport), ModelSettings(max_tokens=gen["maxOutputTokens"]))
-    fmt = OutputFormat("json_schema", name="out", schema=gen["responseJsonSchema"])
-    response = client.request(ModelRequest(messages=(_user(body["contents"][0]["parts"][0]["text"]),), output_format=fmt))
-    assert json.loads(response.text) == {"value": 42}
-    transport.assert_all_consumed()
+def _pong_case(folder: str, name: str) -> list[Replay]:
+    return _corpus_case(f"{folder}/google_{name}.yaml", lambda path, body, model: {
+        "messages": (_user(body["contents"][0]["parts"][0]["text"]),),
+        "settings": ModelSettings(max_tokens=body["generationConfig"]["maxOutputTokens"]),
+        "streamed": folder != "buffered", "extra_check": _pong})
 
-    transport, body, model = _load(conformance_root, "thinking/google_gemini_3_7_flash.yaml")
-    client = G.Client(model, G.Provider("k", transport), ModelSettings(max_tokens=2048, thinking="high"))
-    response = _run(client, ModelRequest(messages=(_user(body["contents"][0]["parts"][0]["text"]),)), True)
+
+def _thought_signed_done(responses: tuple[ResponseMessage, ...]) -> None:
+    (response,) = responses
     assert response.text == "done" and response.usage.reasoning_tokens == 1849
     assert response.parts[0].provider is not None  # the thought signature rides on the text part
-    transport.assert_all_consumed()
 
-    transport, body, model = _load(conformance_root, "errors/google.yaml")
+
+def _madrid_or_31(responses: tuple[ResponseMessage, ...]) -> None:
+    assert "Madrid" in responses[-1].text or "31" in responses[-1].text
+
+
+def _model_tool_loop(path: Path, body: dict, model: str) -> dict[str, Any]:
+    declaration = body["tools"][0]["functionDeclarations"][0]
+    recorded = ReplayTransport.load(path).interactions[1].request_body.content["contents"][-1]  # type: ignore[union-attr]
+    return {"messages": (_user(body["contents"][0]["parts"][0]["text"]),),
+            "instructions": (body["systemInstruction"]["parts"][0]["text"],),
+            "tools": (ToolDefinition(declaration["name"], declaration["description"],
+                                     {**declaration["parameters"], "additionalProperties": False}),),
+            "tool_result": recorded["parts"][0]["functionResponse"]["response"]["result"],
+            "extra_check": _madrid_or_31}
+
+
+def _sunny_in_madrid(responses: tuple[ResponseMessage, ...]) -> None:
+    assert responses[0].parts == (ToolCallPart("weather", '{"city":"Madrid"}', "call_1"),)
+    assert responses[-1].text == "It is sunny in Madrid."
+
+
+def _agent_style(streamed: bool) -> list[Replay]:
+    relative = "google_stream_tool_loop.yaml" if streamed else "google_tool_loop.yaml"
+    path = corpus_file(relative)
+    if path is None:
+        return []
+    return [Replay(
+        id="corpus-" + relative.removesuffix(".yaml"), path=path,
+        client=_corpus_client("gemini-test", "https://google.test/v1beta"),
+        messages=(_user("What is the weather?"),), instructions=("You are concise.",),
+        tools=(WEATHER,), streamed=streamed, tool_result={"temperature_c": 31},
+        extra_check=_sunny_in_madrid, reports_finish=False)]
+
+
+def _value_42(responses: tuple[ResponseMessage, ...]) -> None:
+    assert json.loads(responses[-1].text) == {"value": 42}
+
+
+def _structured(path: Path, body: dict, model: str) -> dict[str, Any]:
+    gen = body["generationConfig"]
+    return {"messages": (_user(body["contents"][0]["parts"][0]["text"]),),
+            "settings": ModelSettings(max_tokens=gen["maxOutputTokens"]),
+            "output_format": OutputFormat("json_schema", name="out", schema=gen["responseJsonSchema"]),
+            "extra_check": _value_42}
+
+
+_TEXT_REPLAYS = katan_cases("google", ["buffered_text", "streamed_text"]) + [
+    case for folder in ("buffered", "streamed/text") for name in SIMPLE
+    for case in _pong_case(folder, name)] + _corpus_case(
+    "thinking/google_gemini_3_7_flash.yaml", lambda path, body, model: {
+        "messages": (_user(body["contents"][0]["parts"][0]["text"]),), "streamed": True,
+        "settings": ModelSettings(max_tokens=2048, thinking="high"),
+        "extra_check": _thought_signed_done})
+_TOOL_REPLAYS = katan_cases("google", ["tool_loop"]) + [
+    case for name in SIMPLE for case in _corpus_case(f"models/google_{name}.yaml", _model_tool_loop)
+] + _agent_style(False) + _agent_style(True)
+_STRUCTURED_REPLAYS = katan_cases("google", ["structured_output"]) + _corpus_case(
+    "structured/google_gemini_3_7_flash.yaml", _structured)
+
+
+@pytest.mark.parametrize("case", replay_params(_TEXT_REPLAYS))
+def test_recorded_text_answers_replay_strictly(case: Replay) -> None:
+    assert_text_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(_TOOL_REPLAYS))
+def test_recorded_tool_loops_replay_strictly(case: Replay) -> None:
+    assert_tool_loop(case.run(), "weather", case.reports_finish)
+
+
+@pytest.mark.parametrize("case", replay_params(_STRUCTURED_REPLAYS))
+def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
+    assert_structured_answer(case.run())
+
+
+@pytest.mark.conformance(NO_LOCAL_GEMINI)
+def test_corpus_error_sequence(conformance_root: Path) -> None:
+    transport = ReplayTransport.load(conformance_root / "zigai-cassettes" / "errors/google.yaml")
+    model = transport.interactions[0].uri.split("/models/")[1].split(":")[0]
     client = G.Client(model, G.Provider("k", transport), ModelSettings(max_tokens=64))
     request = ModelRequest(messages=(_user("Reply with exactly: pong"),))
     with pytest.raises(RateLimited) as rate:

@@ -71,30 +71,43 @@ class Replay:
     extra_check: Callable[[tuple[ResponseMessage, ...]], None] | None = None  # source-specific
     #: False for a synthetic recording whose responses state no finish (stop) reason.
     reports_finish: bool = True
+    #: Offer the tools only until a tool return is in the history (for a server, like
+    #: llm-katan, that calls a declared tool on every turn).
+    tools_until_returned: bool = False
 
-    def run(self) -> tuple[ResponseMessage, ...]:
-        """Every response of the conversation, in order; all recorded interactions consumed."""
+    def run(self, transport: Any = None) -> tuple[ResponseMessage, ...]:
+        """Every response of the conversation, in order; all recorded interactions consumed.
+
+        With ``transport`` (a recording one) the conversation runs over it instead."""
+        if transport is not None:
+            return self._converse(transport)
+        with ReplayTransport.load(self.path) as replay:
+            responses = self._converse(replay)
+            replay.assert_all_consumed()
+        return responses
+
+    def _converse(self, transport: Any) -> tuple[ResponseMessage, ...]:
         function_tools = {t.name for t in self.tools if t.kind == "function"}
         history = list(self.messages)
         responses: list[ResponseMessage] = []
-        with ReplayTransport.load(self.path) as transport:
-            client = self.client(transport)
-            while True:
-                response = self._ask(client, tuple(history))
-                responses.append(response)
-                calls = [p for p in response.parts
-                         if isinstance(p, ToolCallPart) and p.tool_name in function_tools]
-                if not calls:
-                    break
-                history += [response, RequestMessage(parts=tuple(
-                    ToolReturnPart(c.tool_name, c.tool_call_id, self.tool_result) for c in calls))]
-            transport.assert_all_consumed()
+        client = self.client(transport)
+        while True:
+            offered = () if self.tools_until_returned and responses else self.tools
+            response = self._ask(client, tuple(history), offered)
+            responses.append(response)
+            calls = [p for p in response.parts
+                     if isinstance(p, ToolCallPart) and p.tool_name in function_tools]
+            if not calls:
+                break
+            history += [response, RequestMessage(parts=tuple(
+                ToolReturnPart(c.tool_name, c.tool_call_id, self.tool_result) for c in calls))]
         if self.extra_check is not None:
             self.extra_check(tuple(responses))
         return tuple(responses)
 
-    def _ask(self, client: Any, messages: tuple[Message, ...]) -> ResponseMessage:
-        request = ModelRequest(messages=messages, instructions=self.instructions, tools=self.tools,
+    def _ask(self, client: Any, messages: tuple[Message, ...],
+             tools: tuple[ToolDefinition, ...]) -> ResponseMessage:
+        request = ModelRequest(messages=messages, instructions=self.instructions, tools=tools,
                                output_format=self.output_format, settings=self.settings)
         if not self.streamed:
             response: ResponseMessage = client.request(request)

@@ -1,0 +1,99 @@
+"""Record the project's own llm-katan cassettes (the protocols llama-server does not speak).
+
+    python scripts/record_katan.py                # every case of tests/support/katan_model.py
+    python scripts/record_katan.py google         # only these protocols / scenarios
+
+Starts llm-katan (dev extra, echo backend) on 127.0.0.1:8093 — the port the recordings name —
+runs each case through our provider client over the real HTTP transport wrapped in
+``RecordingTransport``, checks its structure, and only then writes
+``cassettes/katan/<protocol>/<scenario>.yaml``.  The server is always stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support import katan_model  # noqa: E402
+from support.cassettes import RecordingTransport  # noqa: E402
+from support.replays import assert_structured_answer, assert_text_answer, assert_tool_loop  # noqa: E402
+
+from zigai.security import UrlPolicy  # noqa: E402
+from zigai.transport import HttpTransport  # noqa: E402
+
+STARTUP_LIMIT_S = 20.0
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1.0) as response:  # noqa: S310 - 127.0.0.1 only
+            return bool(json.loads(response.read()).get("status") == "ok")
+    except (OSError, ValueError):
+        return False
+
+
+def _start(workdir: str) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable, "-c", "from llm_katan.cli import main; main()",
+        "--model", katan_model.SERVED_MODEL, "--backend", "echo", "--host", "127.0.0.1",
+        "--port", str(katan_model.PORT), "--providers", "openai,vertexai",
+        "--stats-file", os.path.join(workdir, "stats.json"), "--disable-dashboard",
+        "--log-level", "WARNING",
+    ]
+    process = subprocess.Popen(command, cwd=workdir, env=dict(os.environ, HOME=workdir),  # noqa: S603
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + STARTUP_LIMIT_S
+    while not _healthy(f"{katan_model.BASE_URL}/health"):
+        if process.poll() is not None or time.monotonic() >= deadline:
+            process.kill()
+            raise SystemExit(f"llm-katan did not start on port {katan_model.PORT} (is it free?)")
+        time.sleep(0.05)
+    return process
+
+
+def _check(case: katan_model.KatanCase, responses: tuple) -> None:
+    if case.tool:
+        assert_tool_loop(responses, "weather")
+    elif case.structured:
+        assert_structured_answer(responses)
+    else:
+        assert_text_answer(responses)
+
+
+def main(argv: list[str]) -> int:
+    wanted = set(argv)
+    cases = [c for c in katan_model.CASES if not wanted or {c.protocol, c.name} & wanted]
+    http = HttpTransport(url_policy=UrlPolicy.local_development(), default_timeout_s=30.0)
+    failures = 0
+    with tempfile.TemporaryDirectory() as workdir:
+        process = _start(workdir)
+        try:
+            for case in cases:
+                recorder = RecordingTransport(http)
+                try:
+                    _check(case, katan_model.replay_for(case).run(recorder))
+                except Exception as exc:  # noqa: BLE001 - report and keep the old cassette
+                    failures += 1
+                    print(f"FAIL {case.protocol}/{case.name}: {type(exc).__name__}: {exc}")
+                    continue
+                path = katan_model.cassette_path(case.protocol, case.name)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                recorder.save(path)
+                print(f"OK   {case.protocol}/{case.name} -> {path.relative_to(ROOT)}")
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
