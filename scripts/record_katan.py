@@ -41,16 +41,17 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _start(workdir: str) -> subprocess.Popen[bytes]:
+def _start(workdir: str, *flags: str) -> subprocess.Popen[bytes]:
     command = [
         sys.executable, "-c", "from llm_katan.cli import main; main()",
         "--model", katan_model.SERVED_MODEL, "--backend", "echo", "--host", "127.0.0.1",
-        "--port", str(katan_model.PORT), "--providers", "openai,vertexai",
+        "--port", str(katan_model.PORT), "--providers", "openai,anthropic,vertexai",
         "--stats-file", os.path.join(workdir, "stats.json"), "--disable-dashboard",
-        "--log-level", "WARNING",
+        "--log-level", "WARNING", *flags,
     ]
     process = subprocess.Popen(command, cwd=workdir, env=dict(os.environ, HOME=workdir),  # noqa: S603
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + STARTUP_LIMIT_S
     while not _healthy(f"{katan_model.BASE_URL}/health"):
         if process.poll() is not None or time.monotonic() >= deadline:
@@ -67,6 +68,39 @@ def _check(case: katan_model.KatanCase, responses: tuple) -> None:
         assert_structured_answer(responses)
     else:
         assert_text_answer(responses)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def _record_errors(protocol: str, http: HttpTransport, workdir: str) -> None:
+    """One cassette over katan's failure phases (``katan_model.ERROR_PHASES``), each phase a
+    fresh server on the same port; the statuses must come out as planned."""
+    recorder = RecordingTransport(http)
+    client = katan_model.build_client(protocol, recorder)
+    for flags, count in katan_model.ERROR_PHASES:
+        process = _start(workdir, *flags)
+        try:
+            for _ in range(count):
+                try:
+                    client.request(katan_model.error_request())
+                except Exception:  # noqa: BLE001, S110 - the failure is what is being recorded
+                    pass
+        finally:
+            _stop(process)
+    statuses = [it.status for it in recorder.interactions]
+    if statuses != [200, 429, 500, 200]:
+        raise AssertionError(f"statuses {statuses}, expected [200, 429, 500, 200]")
+    path = katan_model.error_cassette(protocol)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    recorder.save(path)
+    print(f"OK   {protocol}/error_sequence -> {path.relative_to(ROOT)}")
 
 
 def main(argv: list[str]) -> int:
@@ -90,8 +124,15 @@ def main(argv: list[str]) -> int:
                 recorder.save(path)
                 print(f"OK   {case.protocol}/{case.name} -> {path.relative_to(ROOT)}")
         finally:
-            process.terminate()
-            process.wait(timeout=10)
+            _stop(process)
+        for protocol in katan_model.ERROR_PROTOCOLS:
+            if wanted and not {protocol, "error_sequence"} & wanted:
+                continue
+            try:
+                _record_errors(protocol, http, workdir)
+            except Exception as exc:  # noqa: BLE001 - report and keep the old cassette
+                failures += 1
+                print(f"FAIL {protocol}/error_sequence: {type(exc).__name__}: {exc}")
     return 1 if failures else 0
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_ERROR_SEQUENCE, NO_LOCAL_THINKING
+from support.corpus import NO_LOCAL_THINKING
+from support.katan_model import error_sequence_checks
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
@@ -570,9 +572,8 @@ def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
     transport.assert_all_consumed()
 
 
-@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
-def test_corpus_error_sequence(conformance_root: Path) -> None:
-    transport = _cassette(conformance_root, "errors/anthropic.yaml")
+def _corpus_error_sequence(path: Path) -> None:
+    transport = ReplayTransport.load(path)
     client = A.Client("claude-sonnet-5", A.Provider("k", transport), max_tokens=64)
     request = ModelRequest(messages=(_user("Reply with exactly: pong"),))
     with pytest.raises(RateLimited) as rate:
@@ -589,3 +590,8 @@ def test_corpus_error_sequence(conformance_root: Path) -> None:
         client.request(request)
     assert getattr(bad.value, "code", None) == "bad_request_code"
     transport.assert_all_consumed()
+
+
+@pytest.mark.parametrize("check", error_sequence_checks("anthropic", "errors/anthropic.yaml", _corpus_error_sequence))
+def test_recorded_error_sequence_maps_each_status(check: Callable[[], None]) -> None:
+    check()

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_GEMINI
-from support.katan_model import katan_cases
+from support.katan_model import error_sequence_checks, katan_cases
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
@@ -486,9 +485,8 @@ def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
     assert_structured_answer(case.run())
 
 
-@pytest.mark.conformance(NO_LOCAL_GEMINI)
-def test_corpus_error_sequence(conformance_root: Path) -> None:
-    transport = ReplayTransport.load(conformance_root / "zigai-cassettes" / "errors/google.yaml")
+def _corpus_error_sequence(path: Path) -> None:
+    transport = ReplayTransport.load(path)
     model = transport.interactions[0].uri.split("/models/")[1].split(":")[0]
     client = G.Client(model, G.Provider("k", transport), ModelSettings(max_tokens=64))
     request = ModelRequest(messages=(_user("Reply with exactly: pong"),))
@@ -506,6 +504,11 @@ def test_corpus_error_sequence(conformance_root: Path) -> None:
         client.request(request)
     assert getattr(bad.value, "code", None) == "bad_request_code"
     transport.assert_all_consumed()
+
+
+@pytest.mark.parametrize("check", error_sequence_checks("google", "errors/google.yaml", _corpus_error_sequence))
+def test_recorded_error_sequence_maps_each_status(check: Callable[[], None]) -> None:
+    check()
 
 
 def test_grounding_citations_and_unknown_parts_are_kept_alike_buffered_and_streamed() -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_ERROR_SEQUENCE
+from support.katan_model import error_sequence_checks
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
@@ -564,9 +565,7 @@ def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
     assert_structured_answer(case.run())
 
 
-@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
-def test_corpus_error_sequence_maps_statuses_and_decode_failures(conformance_root: Path) -> None:
-    path = conformance_root / "zigai-cassettes" / "errors" / "openai_compatible.yaml"
+def _corpus_error_sequence(path: Path) -> None:
     transport = ReplayTransport.load(path)
     provider = oc.Provider("k", transport, base_url="https://compatible.test/v1",
                            url_policy=UrlPolicy(allow_local_network=True))
@@ -587,6 +586,12 @@ def test_corpus_error_sequence_maps_statuses_and_decode_failures(conformance_roo
         client.request(request)
     assert bad.value.code == "bad_request_code"
     transport.assert_all_consumed()
+
+
+@pytest.mark.parametrize("check", error_sequence_checks(
+    "chat", "errors/openai_compatible.yaml", _corpus_error_sequence))
+def test_recorded_error_sequence_maps_statuses_and_decode_failures(check: Callable[[], None]) -> None:
+    check()
 
 
 

@@ -3,7 +3,7 @@
 The corpus (real provider recordings in ``zigai-cassettes/`` and the JSON-Schema-Test-Suite)
 is kept outside the repository: ``$ZIGAI_CONFORMANCE_DIR``, default ``../shared/conformance``
 beside the checkout.  A fresh clone has none of it; the project's own recordings
-(``cassettes/local/``) stand in for the provider replays, so only tests that check the corpus
+(``cassettes/local/`` of llama-server, ``cassettes/katan/`` of llm-katan) stand in for the provider replays, so only tests that check the corpus
 itself, or a behaviour no recording of ours can show, need it.
 
 This is test support: the ``zigai`` package never imports it.
@@ -18,8 +18,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 __all__ = [
     "NO_LOCAL_ERROR_SEQUENCE",
-    "NO_LOCAL_GEMINI",
-    "NO_LOCAL_NAMED_PROVIDER",
     "NO_LOCAL_THINKING",
     "REPO_ROOT",
     "corpus_dir",
@@ -28,20 +26,15 @@ __all__ = [
 ]
 
 # Why a provider replay test needs the corpus: no recording of the repository's own stands in.
-NO_LOCAL_THINKING = "no recording of ours can show reasoning: the local Gemma 3 270M does not think"
+NO_LOCAL_THINKING = (
+    "no recording of ours can show reasoning: neither the local Gemma 3 270M (llama-server) nor "
+    "llm-katan's echo backend produces thinking"
+)
 NO_LOCAL_ERROR_SEQUENCE = (
-    "no recording of ours can show this sequence: a local server cannot be made to answer 429, "
-    "5xx or a malformed 200 (the refusal llama-server does send replays in "
-    "test_a_recorded_refusal_maps_to_a_bad_request)"
-)
-NO_LOCAL_GEMINI = (
-    "llama-server does not speak the Gemini API, so no recording of ours exists; "
-    "tests/test_interop_llm_katan.py drives this adapter against a real peer server"
-)
-NO_LOCAL_NAMED_PROVIDER = (
-    "our recordings are of llama-server, not of these providers' endpoints; the Chat Completions "
-    "adapter they share replays ours in test_providers_openai_compatible.py, and "
-    "tests/test_interop_llm_katan.py drives the groq client against a real peer"
+    "no recording of ours can show this sequence for the Responses API: llm-katan 0.22.0, whose "
+    "failure injection gives the 429/500 recordings of the other protocols "
+    "(cassettes/katan/*/error_sequence.yaml), does not serve /v1/responses, and llama-server "
+    "cannot be made to answer 429 or 5xx"
 )
 
 

@@ -17,17 +17,27 @@ This is test support: the ``zigai`` package never imports it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.replays import Replay, assert_structured_answer
+import pytest
+
+from support.cassettes import ReplayTransport
+from support.replays import Replay, assert_structured_answer, corpus_file
+from zigai.control import RunControl
 from zigai.messages import RequestMessage, ResponseMessage
-from zigai.model import TEXT_OUTPUT, OutputFormat, ToolDefinition
+from zigai.model import TEXT_OUTPUT, ModelRequest, OutputFormat, ToolDefinition
+from zigai.provider import ProviderServerError, RateLimited
+from zigai.retry import RetryAttempt, RetryPolicy, run_with_retries
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings
 
-__all__ = ["BASE_URL", "CASES", "PORT", "KatanCase", "cassette_path", "katan_cases"]
+__all__ = [
+    "BASE_URL", "CASES", "ERROR_PHASES", "ERROR_PROTOCOLS", "PORT", "KatanCase", "build_client",
+    "cassette_path", "check_error_sequence", "error_sequence_checks", "error_cassette", "error_request", "katan_cases",
+]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CASSETTES = ROOT / "cassettes" / "katan"
@@ -67,7 +77,79 @@ def build_client(protocol: str, transport: Any, base_url: str = BASE_URL) -> Any
 
         return groq.Client("llama-3.3-70b-versatile", groq.Provider(
             "katan-groq-key", transport, base_url=f"{base_url}/v1", url_policy=policy))
+    if protocol == "anthropic":
+        from zigai.providers import anthropic
+
+        return anthropic.Client("claude-sonnet-4-5", anthropic.Provider(
+            "katan-anthropic-key", transport, base_url=f"{base_url}/v1", url_policy=policy))
+    if protocol == "chat":
+        from zigai.providers import openai_compatible
+
+        return openai_compatible.Client("katan-echo", openai_compatible.Provider(
+            "katan-key", transport, base_url=f"{base_url}/v1", name="katan", url_policy=policy))
     raise ValueError(f"unknown katan protocol {protocol!r}")
+
+
+#: The error sequence's phases: llm-katan's failure flags, then how many identical requests
+#: that server answers.  ``--rate-limit-after 1`` answers the first and refuses the next with
+#: 429; ``--error-rate 1.0`` answers 500; a plain server answers again.  Recorded in this
+#: order into one cassette, so a replay sees success, 429, 500, success.
+ERROR_PHASES: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("--rate-limit-after", "1"), 2),
+    (("--error-rate", "1.0"), 1),
+    ((), 1),
+)
+#: The protocols with a recorded error sequence (llm-katan does not serve the Responses API).
+ERROR_PROTOCOLS = ("google", "anthropic", "chat")
+
+
+def error_request() -> ModelRequest:
+    return ModelRequest(messages=(RequestMessage.user(PROMPT),), settings=SETTINGS)
+
+
+def error_cassette(protocol: str) -> Path:
+    return cassette_path(protocol, "error_sequence")
+
+
+def error_sequence_checks(protocol: str, corpus_relative: str,
+                          corpus_check: Callable[[Path], None]) -> list[Any]:
+    """``pytest.param`` checks for a provider's error-sequence test: our recording of
+    ``protocol`` always, the corpus's ``corpus_relative`` with ``corpus_check`` when present."""
+    checks = [pytest.param(lambda: check_error_sequence(protocol), id=f"katan-{protocol}")]
+    path = corpus_file(corpus_relative)
+    if path is not None:
+        checks.append(pytest.param(lambda: corpus_check(path),
+                                   id="corpus-" + corpus_relative.removesuffix(".yaml")))
+    return checks
+
+
+def check_error_sequence(protocol: str) -> None:
+    """Replay ``protocol``'s recorded error sequence twice: each status maps to its error
+    (success, ``RateLimited``, ``ProviderServerError``, success), and our retry policy turns
+    the 429 and the 500 into retries that end in the recorded success."""
+    request = error_request()
+    with ReplayTransport.load(error_cassette(protocol)) as transport:
+        client = build_client(protocol, transport)
+        assert client.request(request).text.strip()
+        with pytest.raises(RateLimited) as limited:
+            client.request(request)
+        assert limited.value.status == 429
+        with pytest.raises(ProviderServerError) as failed:
+            client.request(request)
+        assert failed.value.status == 500
+        assert client.request(request).text.strip()
+        transport.assert_all_consumed()
+    retried: list[RetryAttempt] = []
+    with ReplayTransport.load(error_cassette(protocol)) as transport:
+        client = build_client(protocol, transport)
+        client.request(request)
+        response = run_with_retries(
+            lambda attempt, key: client.request(request),
+            policy=RetryPolicy(max_attempts=3, initial_delay_ms=0, jitter=False),
+            control=RunControl.start(10_000), on_retry=retried.append)
+        assert response.text.strip()
+        assert [(a.attempt, a.category) for a in retried] == [(1, "rate_limit"), (2, "server_error")]
+        transport.assert_all_consumed()
 
 
 @dataclass(frozen=True)
