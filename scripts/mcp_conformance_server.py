@@ -32,6 +32,7 @@ from zigai.mcp import (
     InputKind,
     InputRequest,
     InternalError,
+    LogLevel,
     McpRequestCancelled,
     PromptArgument,
     PromptMessage,
@@ -92,7 +93,7 @@ def build_server() -> tuple[Server, TaskServer]:
 
     def logging_tool(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
         for step in range(3):
-            request.log("info", {"step": step}, "conformance")
+            request.log(LogLevel.info, {"step": step}, "conformance")
         return CallToolResult((TextBlock("Logged three messages (only sent when a log level was asked for)"),))
 
     def streaming(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
