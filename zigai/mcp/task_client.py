@@ -172,6 +172,23 @@ def _best_effort_cancel(client: Client, task_id: str, options: RequestOptions | 
         _log.warning("best-effort tasks/cancel of %r failed: %s", task_id, exc)
 
 
+def _interrupted(client: Client, task_id: str, options: RequestOptions | None, deadline: float | None,
+                 exc: McpError) -> McpError:
+    """What a wait (or watch) raises when a request inside it failed with ``exc``.
+
+    A real failure before the deadline is ``exc`` itself and the record stays for
+    ``resume_tasks``.  A local timeout or cancel, or any failure once the deadline passed, first
+    cancels the remote task (best effort); a failure past the deadline then becomes
+    :class:`McpRequestTimedOut`."""
+    local_stop = isinstance(exc, (McpRequestTimedOut, McpRequestCancelled))
+    if not local_stop and (deadline is None or time.monotonic() < deadline):
+        return exc
+    _best_effort_cancel(client, task_id, options)
+    if local_stop:
+        return exc
+    return McpRequestTimedOut(f"task {task_id!r} did not finish before the deadline (the task was cancelled)")
+
+
 def wait_task(client: Client, task_id: str, *, options: RequestOptions | None = None,
               polling: TaskPolling | None = None, on_state: Callable[[TaskState], None] | None = None) -> TaskState:
     """Poll ``task_id`` until it is completed, failed or cancelled; that terminal state."""
@@ -225,14 +242,10 @@ def wait_task(client: Client, task_id: str, *, options: RequestOptions | None = 
     except McpError as exc:
         if stopped:
             raise
-        local_stop = isinstance(exc, (McpRequestTimedOut, McpRequestCancelled))
-        if not local_stop and (deadline is None or time.monotonic() < deadline):
-            raise  # a real failure: the record stays for resume_tasks
-        _best_effort_cancel(client, task_id, options)  # a request inside the wait hit the deadline or cancel
-        if local_stop:
+        failure = _interrupted(client, task_id, options, deadline, exc)
+        if failure is exc:
             raise
-        raise McpRequestTimedOut(f"task {task_id!r} did not finish before the deadline "
-                                 "(the task was cancelled)") from exc
+        raise failure from exc
 
 
 def _answer(client: Client, record: TaskRecord, state: TaskNeedsInput, options: RequestOptions) -> TaskRecord:

@@ -46,6 +46,7 @@ from zigai.mcp.task_client import (
     _answer,
     _best_effort_cancel,
     _forget,
+    _interrupted,
     _record,
     _require_extension,
     _save,
@@ -198,13 +199,9 @@ def watch_task(client: StreamingClient, task_id: str, *, options: RequestOptions
     except McpError as exc:
         if stopped:
             raise
-        local_stop = isinstance(exc, (McpRequestTimedOut, McpRequestCancelled))
-        if not local_stop and (deadline is None or time.monotonic() < deadline):
-            raise  # a real failure: the record stays for resume_tasks
-        _best_effort_cancel(client, task_id, options)  # a request inside the watch hit the deadline or cancel
-        if local_stop:
+        failure = _interrupted(client, task_id, options, deadline, exc)
+        if failure is exc:
             raise
-        raise McpRequestTimedOut(f"task {task_id!r} did not finish before the deadline "
-                                 "(the task was cancelled)") from exc
+        raise failure from exc
     finally:
         stream.close()
