@@ -19,6 +19,11 @@ Invariants
       transport that honours it, as :class:`~zigai.transport.HttpTransport` does, stops
       reading soon after; another stops at its next byte or the deadline), releasing its slot
       only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
+    * A request (or notification) whose deadline passes raises :class:`McpRequestTimedOut`,
+      as over stdio, whichever side notices first: the caller's wait or the underlying
+      transport's deadline guard (whose :class:`~zigai.transport.TransportTimedOut` is mapped
+      here).  A per-operation socket timeout before the deadline stays a
+      :class:`McpConnectionFailed`.
     * Extra headers may not replace the protocol headers, and header values are never echoed
       in error messages (they may be credentials).
     * With an ``auth=`` provider (:class:`~zigai.mcp.auth_flow.OAuthProvider`) each attempt
@@ -79,6 +84,7 @@ from zigai.transport import (
     StreamLineTooLarge,
     Transport,
     TransportRequest,
+    TransportTimedOut,
 )
 
 if TYPE_CHECKING:
@@ -194,7 +200,7 @@ class StreamableHttpTransport:
                     break
                 fresh = self._authorize(challenge, sent, deadline)
         except TransportError as exc:
-            raise self._mapped(exc) from None
+            raise self._mapped(exc, f"notification {method!r}", deadline) from None
         finally:
             self._slots.release()
         if response.status not in (200, 202, 204):
@@ -291,8 +297,10 @@ class StreamableHttpTransport:
                 raise McpRequestTimedOut(
                     f"request {request.id!r} timed out waiting for one of {self.max_in_flight} HTTP slots")
 
-    def _mapped(self, exc: TransportError) -> Exception:
+    def _mapped(self, exc: TransportError, what: str, deadline: float | None) -> Exception:
         target = self._target()
+        if isinstance(exc, TransportTimedOut) and deadline is not None and time.monotonic() >= deadline:
+            return McpRequestTimedOut(f"{target}: {what} timed out (its deadline passed)")
         if isinstance(exc, ResponseTooLarge):
             return McpMessageTooLarge(f"{target}: MCP response exceeds {exc.limit} bytes", limit=exc.limit)
         if isinstance(exc, StreamLineTooLarge):
@@ -322,7 +330,7 @@ class StreamableHttpTransport:
                     return
                 fresh = self._authorize(challenge, sent, deadline)
         except TransportError as exc:
-            exchange.fail(self._mapped(exc))
+            exchange.fail(self._mapped(exc, f"request {request.id!r}", deadline))
         except (SecurityError, Exception) as exc:
             exchange.fail(exc)
         finally:
