@@ -166,11 +166,20 @@ def test_parallel_tool_calls_get_ordinals_in_call_order_whatever_thread_runs_the
                 ToolCallPart("slow", json.dumps({"n": n}), f"c{n}") for n in range(4)))
         return ResponseMessage(parts=(TextPart(",".join(str(r.content) for r in _turns(messages))),))
 
+    # Later calls finish first, by events rather than sleeps: call n waits (bounded) until
+    # call n + 1 has finished, so the finishing order is 3, 2, 1, 0 however threads are
+    # scheduled.  A run that did not overlap the calls would stall each wait to its ceiling
+    # and finish 0 first, failing the order assert below.
+    finished = [threading.Event() for _ in range(5)]
+    finished[4].set()
+
     def slow(args, ctx: ToolRunContext):
-        time.sleep(0.05 * (4 - args["n"]))  # later calls finish first
+        n = args["n"]
+        finished[n + 1].wait(10)
         with lock:
             ran.append(str(current_step_id()))
-        return args["n"] * 10
+        finished[n].set()
+        return n * 10
 
     tool = Tool.manual("slow", "slow", {"type": "object", "properties": {"n": {"type": "integer"}}}, slow)
     durable = DurableAgent(Agent(FunctionModel(respond), tools=[tool]), name="parallel", namespace="tests")

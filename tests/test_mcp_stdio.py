@@ -10,6 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from support.timing import (
+    CANCEL_SLACK_S,
+    DEADLINE_SLACK_S,
+    CancelLater,
+    StallMeter,
+    assert_ended_within,
+)
 
 from zigai import mcp
 from zigai.control import CancellationToken
@@ -143,15 +150,17 @@ def test_a_server_cancelled_listen_stream_ends_with_stream_ended() -> None:
 
 def test_timeout_and_cancellation_send_notifications_cancelled() -> None:
     unrouted: list[JsonRpcNotification] = []
-    with _py(REVERSER, on_unrouted=unrouted.append) as transport:
-        started = time.monotonic()
+    with _py(REVERSER, on_unrouted=unrouted.append) as transport, StallMeter() as meter:
+        deadline = time.monotonic() + 0.2
         with pytest.raises(mcp.McpRequestTimedOut):
-            _send(transport, _request(10, "never/answer"), deadline_s=0.2)
-        assert time.monotonic() - started < 1.0
+            transport.request(_request(10, "never/answer"), deadline=deadline, is_cancelled=lambda: False,
+                              on_notification=lambda note: None)
+        assert time.monotonic() >= deadline
+        assert_ended_within(deadline, DEADLINE_SLACK_S, meter)
         token = CancellationToken()
-        threading.Timer(0.1, token.cancel).start()
-        with pytest.raises(mcp.McpRequestCancelled):
+        with CancelLater(token, 0.1) as cancel, pytest.raises(mcp.McpRequestCancelled):
             _send(transport, _request(11, "never/answer"), token=token)
+        assert_ended_within(cancel.cancelled_at, CANCEL_SLACK_S, meter)
         deadline = time.monotonic() + 5
         while len(unrouted) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -8,16 +8,25 @@ a CPU before they run, and coverage tracing slows both.  Every misbehaving peer 
 tests stalls for seconds (see each test's ``MISBEHAVE_S``), so a deadline or cancel that is
 ignored, or honoured only at the next socket timeout, still overshoots these bounds by a
 wide margin and fails.
+
+Under heavier load (a load average of 60 has been seen) the whole test process can go
+unscheduled for longer than any fixed slack.  :class:`StallMeter` measures that: a thread that
+asks to wake every :data:`TICK_S` records each time it woke late.  :func:`assert_ended_within`
+then allows the fixed slack *plus* the time the process provably could not run between the
+event and the return -- so on a quiet machine the bound is exactly the slack, and a call that
+ignores its deadline (it blocks in a socket wait, during which the meter keeps ticking on
+time) still fails.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 
 from zigai.control import CancellationToken
 
-__all__ = ["CANCEL_SLACK_S", "DEADLINE_SLACK_S", "CancelLater"]
+__all__ = ["CANCEL_SLACK_S", "DEADLINE_SLACK_S", "TICK_S", "CancelLater", "StallMeter", "assert_ended_within"]
 
 DEADLINE_SLACK_S = 0.6
 """How late past its deadline a stopped call may return (scheduling on a loaded machine)."""
@@ -61,3 +70,55 @@ class CancelLater:
         """Seconds from the cancel to now (the call under test has just returned)."""
         assert self.cancelled_at is not None, "the call ended before the cancel was sent"
         return time.monotonic() - self.cancelled_at
+
+
+TICK_S = 0.005
+"""How often the :class:`StallMeter` thread asks to wake."""
+
+_LATE_S = 0.002  # a wake-up later than this past its tick counts as a stall
+
+
+class StallMeter:
+    """Record the intervals in which this process could not run a ready thread.
+
+    Use as a context manager around the code under test; :meth:`stalled` sums the recorded
+    stall time that overlaps a window.  Bounded: it keeps the latest 10 000 stalls."""
+
+    def __init__(self) -> None:
+        self._stalls: deque[tuple[float, float]] = deque(maxlen=10_000)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._tick, daemon=True, name="tests-stall-meter")
+
+    def _tick(self) -> None:
+        before = time.monotonic()
+        while not self._stop.wait(TICK_S):
+            now = time.monotonic()
+            due = before + TICK_S
+            if now - due > _LATE_S:
+                self._stalls.append((due, now))
+            before = now
+
+    def __enter__(self) -> StallMeter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def stalled(self, since: float, until: float | None = None) -> float:
+        """Seconds of recorded stall between ``since`` and ``until`` (default: now)."""
+        end = time.monotonic() if until is None else until
+        return sum(max(0.0, min(stop, end) - max(start, since)) for start, stop in list(self._stalls))
+
+
+def assert_ended_within(since: float | None, slack: float, meter: StallMeter, what: str = "the call") -> None:
+    """Assert that now is less than ``slack`` after ``since`` (a deadline, or
+    :attr:`CancelLater.cancelled_at`), not counting time the process was provably descheduled
+    (see the module doc)."""
+    now = time.monotonic()
+    assert since is not None, f"{what} ended before the event it is measured from happened"
+    stalled = meter.stalled(since, now)
+    assert now - since < slack + stalled, (
+        f"{what} ended {now - since:.3f} s after the event; allowed {slack} s + {stalled:.3f} s "
+        "the test process was not scheduled")
