@@ -10,8 +10,9 @@ Output items:
   ``{"refusal": true}`` in its provider details; a refusal makes the finish reason
   ``content_filter``).  Non-empty ``annotations``/``logprobs`` are kept in provider details.
 * ``reasoning`` → :class:`ThinkingPart`: content is the summary texts joined by a blank line
-  (falling back to ``reasoning_text`` content), ``signature`` is ``encrypted_content``, and
-  the individual summaries are kept as ``details["summary"]`` for unchanged replay.
+  (falling back to ``reasoning_text`` content), ``signature`` is ``encrypted_content`` (an
+  empty one, as servers without encrypted reasoning send, means none), and the individual
+  summaries are kept as ``details["summary"]`` for unchanged replay.
 * ``function_call`` → :class:`ToolCallPart` (``call_id`` is the tool call id, the item id is
   kept as ``id``); an item with status ``incomplete`` is not a usable call and is dropped.
 * any other ``*_call`` item (``web_search_call`` ...) → a :class:`NativeToolCallPart` plus a
@@ -145,7 +146,7 @@ def reasoning_part(item: Mapping[str, Any], path: str, provider_name: str) -> Th
             text = string(obj(entry, where), "text", where)
             assert text is not None
             texts.append(text)
-    signature = string(item, "encrypted_content", path, optional=True)
+    signature = string(item, "encrypted_content", path, optional=True) or None
     details = {"summary": summaries} if summaries else {}
     provider = ProviderPart(provider_name, id=item_id, details=details_or_none(details))
     return ThinkingPart("\n\n".join(texts), id=item_id, signature=signature, provider=provider)
