@@ -103,8 +103,12 @@ assemble_model
 
 if [ "${1:-}" = "--serve" ]; then
   say "serving on http://127.0.0.1:$port (Ctrl-C stops it)"
+  # Reasoning stays on per request (`--reasoning auto`: the template has <think> markers) and is
+  # returned apart from the answer (`--reasoning-format deepseek`); the template opens <think>
+  # only for a request that names a reasoning effort.
   exec "$server_bin" -m "$model_file" --host 127.0.0.1 --port "$port" --jinja \
     --chat-template-file "$template" --ctx-size 4096 --parallel 1 --threads "$(nproc)" \
+    --reasoning auto --reasoning-format deepseek \
     --no-webui --seed 7 --alias gemma-3-270m
 fi
 

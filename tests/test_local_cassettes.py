@@ -63,3 +63,18 @@ def test_the_client_level_checks_reject_a_wrong_structure() -> None:
     with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"):
         replays.assert_refused(structured)
     replays.assert_refused(refusal)
+    with pytest.raises(AssertionError, match="first part"):
+        replays.assert_thinking_answer(text.run(), [])
+    (thinking,) = replays.local_cases("chat", ["thinking_stream"])
+    with pytest.raises(AssertionError, match="streamed part starts"):
+        replays.assert_thinking_answer(thinking.run(), [])  # no events: nothing was streamed
+
+
+def test_the_thinking_checks_reject_an_answer_without_reasoning() -> None:
+    """A run that answered without a thinking part fails the reasoning scenario's checks."""
+    path = local_model.cassette_path("chat", "streamed_text")
+    with ReplayTransport.load(path) as transport:
+        outcome = local_model.run("chat", local_model.scenario("streamed_text"),
+                                  local_model.build_model("chat", local_model.DEFAULT_URL, transport))
+    with pytest.raises(AssertionError, match="first part"):
+        local_model.check(local_model.scenario("thinking_stream"), outcome)

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_THINKING
 from support.katan_model import error_sequence_checks
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
@@ -17,6 +16,7 @@ from support.replays import (
     assert_refused,
     assert_structured_answer,
     assert_text_answer,
+    assert_thinking_answer,
     assert_tool_loop,
     corpus_file,
     local_cases,
@@ -556,20 +556,39 @@ def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
     assert_structured_answer(case.run())
 
 
-@pytest.mark.conformance(NO_LOCAL_THINKING)
-def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
-    transport = _cassette(conformance_root, "thinking/anthropic_claude_sonnet_5.yaml")
-    body = _recorded(transport)
-    client = A.Client("claude-sonnet-5", A.Provider("k", transport), max_tokens=2048)
-    request = ModelRequest(messages=(_user(body["messages"][0]["content"][0]["text"]),),
-                           settings=ModelSettings(thinking="high"))
-    with client.stream(request) as stream:
-        list(stream)
-    response = stream.response()
+def _signed_done(responses: tuple[ResponseMessage, ...]) -> None:
+    (response,) = responses
     thinking = response.parts[0]
     assert isinstance(thinking, ThinkingPart) and thinking.signature and thinking.signature.startswith("Epw")
     assert response.text == "done" and response.usage.reasoning_tokens == 100
-    transport.assert_all_consumed()
+
+
+def _corpus_thinking() -> list[Replay]:
+    path = corpus_file("thinking/anthropic_claude_sonnet_5.yaml")
+    if path is None:
+        return []
+    body = _bodies(path)[0]
+    return [Replay(id="corpus-thinking-claude_sonnet_5", path=path, streamed=True,
+                   client=_client_factory("claude-sonnet-5", 2048),
+                   messages=(_user(body["messages"][0]["content"][0]["text"]),),
+                   settings=ModelSettings(thinking="high"), extra_check=_signed_done)]
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("anthropic", ["thinking_stream"]) + _corpus_thinking()))
+def test_recorded_thinking_streams_replay_strictly(case: Replay) -> None:
+    events: list[Any] = []
+    assert_thinking_answer(case.run(events=events), events)
+
+
+def test_a_follow_up_drops_unsigned_thinking() -> None:
+    """llama-server signs its thinking with an empty signature; the API rejects unsigned
+    thinking, so the follow-up sends the earlier answer's text only, no thinking block."""
+    (case,) = local_cases("anthropic", ["thinking_stream"])
+    answer, _ = case.run()
+    assert answer.parts[0].signature is None  # type: ignore[union-attr]
+    sent = _bodies(case.path)[1]
+    assert sent["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+    assert sent["messages"][3] == {"role": "assistant", "content": [{"type": "text", "text": answer.text}]}
 
 
 def _corpus_error_sequence(path: Path) -> None:

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_ERROR_SEQUENCE, NO_LOCAL_THINKING
+from support.corpus import NO_LOCAL_ERROR_SEQUENCE
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
     assert_refused,
     assert_structured_answer,
     assert_text_answer,
+    assert_thinking_answer,
     assert_tool_loop,
     corpus_file,
     local_cases,
@@ -789,23 +790,38 @@ def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
     assert_structured_answer(case.run())
 
 
-@pytest.mark.conformance(NO_LOCAL_THINKING)
-def test_corpus_thinking_stream_replays(conformance_root: Path) -> None:
-    path = _cassette(conformance_root, "thinking/openai_gpt_5_6_sol.yaml")
-    client, transport = _replay_client(path, "gpt-5.6-sol")
-    request = _request(
-        RequestMessage.user("Calculate 982451653 multiplied by 57885161 privately. "
-                            "After calculating, reply with exactly: done"),
-        settings=ModelSettings(max_tokens=2048, thinking="high"))
-    with client.stream(request) as stream:
-        events = list(stream)
-    response = stream.response()
-    transport.assert_all_consumed()
+def _signed_done(responses: tuple[ResponseMessage, ...]) -> None:
+    (response,) = responses
     assert response.text == "done"
-    thinking = response.parts[0]
-    assert isinstance(thinking, ThinkingPart) and thinking.signature
+    assert response.parts[0].signature  # type: ignore[union-attr]
     assert response.usage.reasoning_tokens > 0
-    assert isinstance(events[0], PartStartEvent)
+
+
+_THINKING_REPLAYS = local_cases("responses", ["thinking_stream"]) + _corpus_case(
+    "thinking/openai_gpt_5_6_sol.yaml", "gpt-5.6-sol", streamed=True, extra_check=_signed_done,
+    messages=(RequestMessage.user("Calculate 982451653 multiplied by 57885161 privately. "
+                                  "After calculating, reply with exactly: done"),),
+    settings=ModelSettings(max_tokens=2048, thinking="high"))
+
+
+@pytest.mark.parametrize("case", replay_params(_THINKING_REPLAYS))
+def test_recorded_thinking_streams_replay_strictly(case: Replay) -> None:
+    events: list[Any] = []
+    assert_thinking_answer(case.run(events=events), events)
+
+
+def test_a_follow_up_leaves_reasoning_out_unless_replay_is_asked_for() -> None:
+    """By the replay rule reasoning items are not sent back by default: the follow-up after a
+    recorded reasoning answer carries the answer's text as an assistant message and no
+    reasoning item."""
+    (case,) = local_cases("responses", ["thinking_stream"])
+    answer, follow_up = case.run()
+    # llama-server sends an empty encrypted_content: no signature, streamed or buffered.
+    assert answer.parts[0].signature is None and follow_up.parts[0].signature is None  # type: ignore[union-attr]
+    sent = ReplayTransport.load(case.path).interactions[1].request_body.content
+    assert isinstance(sent, dict) and sent["reasoning"] == {"effort": "high"}
+    assert [item["type"] for item in sent["input"]] == ["message"] * 5
+    assert sent["input"][3] == {"type": "message", "role": "assistant", "content": answer.text}
 
 
 @pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)

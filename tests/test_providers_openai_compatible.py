@@ -17,6 +17,7 @@ from support.replays import (
     assert_refused,
     assert_structured_answer,
     assert_text_answer,
+    assert_thinking_answer,
     assert_tool_loop,
     corpus_file,
     local_cases,
@@ -563,6 +564,23 @@ def test_a_recorded_refusal_maps_to_a_bad_request(case: Replay) -> None:
 @pytest.mark.parametrize("case", replay_params(local_cases("chat", ["structured_output"])))
 def test_recorded_structured_output_replays_strictly(case: Replay) -> None:
     assert_structured_answer(case.run())
+
+
+@pytest.mark.parametrize("case", replay_params(local_cases("chat", ["thinking_stream"])))
+def test_recorded_thinking_streams_replay_strictly(case: Replay) -> None:
+    events: list[Any] = []
+    assert_thinking_answer(case.run(events=events), events)
+
+
+def test_a_follow_up_replays_reasoning_in_the_named_field() -> None:
+    """With ``replay_reasoning_field`` the follow-up sends the earlier answer's reasoning back
+    in that assistant field, beside its text."""
+    (case,) = local_cases("chat", ["thinking_stream"])
+    answer, _ = case.run()
+    sent = ReplayTransport.load(case.path).interactions[1].request_body.content
+    assert isinstance(sent, dict) and sent["reasoning_effort"] == "high"
+    assert sent["messages"][3] == {"role": "assistant", "content": answer.text,
+                                   "reasoning_content": answer.parts[0].content}  # type: ignore[union-attr]
 
 
 def _corpus_error_sequence(path: Path) -> None:

@@ -18,7 +18,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 __all__ = [
     "NO_LOCAL_ERROR_SEQUENCE",
-    "NO_LOCAL_THINKING",
     "REPO_ROOT",
     "corpus_dir",
     "corpus_file",
@@ -26,10 +25,6 @@ __all__ = [
 ]
 
 # Why a provider replay test needs the corpus: no recording of the repository's own stands in.
-NO_LOCAL_THINKING = (
-    "no recording of ours can show reasoning: neither the local Gemma 3 270M (llama-server) nor "
-    "llm-katan's echo backend produces thinking"
-)
 NO_LOCAL_ERROR_SEQUENCE = (
     "no recording of ours can show this sequence for the Responses API: llm-katan 0.22.0, whose "
     "failure injection gives the 429/500 recordings of the other protocols "

@@ -13,6 +13,14 @@ history that shows the expected move, and stop sequences (``"\\n"`` ends a text 
 ``"</tool_call>"`` ends a tool call in the chat template of ``scripts/local_model_chat.jinja``);
 without ``max_tokens`` and a stop the model writes until the length limit.
 
+Reasoning: the model has none of its own.  When a request names a reasoning effort, the chat
+template shows one ``<think>...</think>answer`` turn and opens ``<think>`` for the answer, and
+llama-server (whose template analysis finds those markers) returns everything up to
+``</think>`` as reasoning in each protocol's own shape.  The Chat and Responses requests name
+the effort through their standard fields (``ModelSettings.thinking``); llama-server's Messages
+route turns Anthropic's ``thinking`` into a token budget only and never tells the template, so
+that request also carries llama.cpp's ``chat_template_kwargs`` extension.
+
 This is test support: the ``zigai`` package never imports it.
 """
 
@@ -32,11 +40,13 @@ from zigai.messages import (
     RequestMessage,
     ResponseMessage,
     TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
 )
 from zigai.model import PartDeltaEvent, PartStartEvent
 from zigai.provider import ProviderBadRequest
+from zigai.providers.openai_compatible import ChatOptions
 from zigai.retry import RetryPolicy
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, ProviderExtraBody
@@ -75,7 +85,9 @@ def build_model(protocol: str, base_url: str, transport: Any) -> Any:
         provider = openai_compatible.Provider(
             KEY, transport=transport, base_url=api_root, name="llama_server", url_policy=policy
         )
-        return openai_compatible.Client(MODEL_ID, provider)
+        # llama-server reads an assistant turn's reasoning back from the field it writes it to.
+        return openai_compatible.Client(
+            MODEL_ID, provider, options=ChatOptions(replay_reasoning_field="reasoning_content"))
     if protocol == "responses":
         from zigai.providers import openai
         from zigai.providers.openai import profiles
@@ -85,6 +97,7 @@ def build_model(protocol: str, base_url: str, transport: Any) -> Any:
         profile = dataclasses.replace(
             profiles.UNKNOWN_PROFILE, json_schema_output=True,
             settings=profiles.BASE_SETTINGS | profiles.SAMPLING_SETTINGS,
+            supports_thinking=True, reasoning_efforts=frozenset({"low", "medium", "high"}),
         )
         return openai.Client(MODEL_ID, openai.Provider(
             KEY, transport=transport, base_url=api_root, url_policy=policy), profile=profile)
@@ -142,6 +155,8 @@ class Scenario:
     tool: bool = False
     structured: bool = False
     rejected: bool = False  # the server must refuse the request (HTTP 400)
+    thinking: bool = False  # reasoning requested: the answer must open with a thinking part
+    follow_up: str | None = None  # a second, buffered turn asked after the first one
 
 
 SCENARIOS = (
@@ -153,6 +168,10 @@ SCENARIOS = (
     # One digit is one Gemma token, so this prompt alone fills the server's whole context
     # (local_model.sh serves --ctx-size 4096): a real refusal to map, recorded in 4 KB.
     Scenario("context_overflow", "9" * CONTEXT_TOKENS, (), rejected=True),
+    # Streamed reasoning, then a buffered follow-up whose history holds the thinking part, so
+    # each protocol's replay rule for thinking is on the wire.
+    Scenario("thinking_stream", "Reply with one word: pong", TEXT_HISTORY, streamed=True,
+             thinking=True, follow_up="Reply with one word: ping"),
 )
 SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
 
@@ -177,16 +196,30 @@ def settings_for(protocol: str, spec: Scenario) -> ModelSettings:
     """Deterministic, bounded sampling; the Responses API has no ``stop`` field, but
     llama-server reads one, so it travels as an ``openai`` extra body there."""
     stops = ("\n", "</tool_call>") if spec.tool or _tool_output(protocol, spec) else ("\n",)
+    # The thought is one line, so the "\n" stop ends the answer after it.
+    thinking = THINKING_EFFORT if spec.thinking else None
     if protocol == "responses":
         extra: dict[str, Any] = {"stop": list(stops)}
         if spec.structured:
             # Its Responses route ignores ``text.format`` but reads the Chat field.
             extra["response_format"] = {"type": "json_schema",
                                         "json_schema": {"name": "city_weather", "schema": CITY_SCHEMA}}
-        return ModelSettings(max_tokens=64, temperature=0.0,
+        return ModelSettings(max_tokens=64, temperature=0.0, thinking=thinking,
                              extra_body=ProviderExtraBody("openai", extra))
+    if protocol == "anthropic" and spec.thinking:
+        # Anthropic takes a budget of at least 1024 tokens, below max_tokens.
+        return ModelSettings(
+            max_tokens=ANTHROPIC_THINKING_BUDGET + 64, temperature=0.0, stop_sequences=stops,
+            thinking_budget_tokens=ANTHROPIC_THINKING_BUDGET,
+            extra_body=ProviderExtraBody("anthropic", {
+                "chat_template_kwargs": {"reasoning_effort": THINKING_EFFORT}}))
     seed = 7 if protocol == "chat" else None  # the Messages API has no seed
-    return ModelSettings(max_tokens=64, temperature=0.0, seed=seed, stop_sequences=stops)
+    return ModelSettings(max_tokens=64, temperature=0.0, seed=seed, stop_sequences=stops,
+                         thinking=thinking)
+
+
+THINKING_EFFORT = "high"
+ANTHROPIC_THINKING_BUDGET = 1024
 
 
 #: What the scenarios' weather tool returns, whatever the city.
@@ -234,6 +267,7 @@ class Outcome:
     tool_args: list[dict[str, Any]]
     events: list[Any]
     error: ProviderRequestError | None = None  # what a rejected scenario raised
+    follow_up: Outcome | None = None  # the scenario's second turn, when it has one
 
 
 def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
@@ -255,8 +289,14 @@ def run(protocol: str, spec: Scenario, model: Any) -> Outcome:
     else:
         result = agent.run(spec.prompt, options=options)
     with result:
-        return Outcome(result.output, tuple(result.messages)[len(history):], result.usage.requests,
-                       calls, events)
+        conversation = tuple(result.messages)
+        outcome = Outcome(result.output, conversation[len(history):], result.usage.requests,
+                          calls, events)
+    if spec.follow_up is not None:
+        with agent.run(spec.follow_up, options=RunOptions(message_history=conversation)) as second:
+            outcome.follow_up = Outcome(second.output, tuple(second.messages)[len(conversation):],
+                                        second.usage.requests, calls, [])
+    return outcome
 
 
 def check(spec: Scenario, outcome: Outcome, protocol: str = "chat") -> None:
@@ -290,6 +330,25 @@ def check(spec: Scenario, outcome: Outcome, protocol: str = "chat") -> None:
         assert isinstance(outcome.output, str) and outcome.output.strip(), repr(outcome.output)
     if spec.streamed:
         _check_stream_order(outcome)
+    if spec.thinking:
+        _check_thinking(outcome)
+    if spec.follow_up is not None:
+        assert outcome.follow_up is not None, "the follow-up turn did not run"
+        check(dataclasses.replace(spec, streamed=False, follow_up=None), outcome.follow_up, protocol)
+
+
+def _check_thinking(outcome: Outcome) -> None:
+    """The answer opens with non-empty reasoning, then text; streamed, the thinking part
+    starts before the text part."""
+    (response,) = [m for m in outcome.messages if isinstance(m, ResponseMessage)]
+    first = response.parts[0]
+    assert isinstance(first, ThinkingPart) and first.content.strip(), f"first part {first!r}"
+    assert any(isinstance(p, TextPart) and p.content.strip() for p in response.parts[1:]), (
+        f"no text after the thinking in {response.parts}")
+    kinds = [type(e.part) for e in outcome.events if isinstance(e, PartStartEvent)]
+    if kinds:
+        assert ThinkingPart in kinds and TextPart in kinds, f"part starts {kinds}"
+        assert kinds.index(ThinkingPart) < kinds.index(TextPart), f"part starts {kinds}"
 
 
 def check_rejection(error: BaseException | None) -> None:

@@ -2,8 +2,9 @@
 
 A :class:`Replay` is one recorded conversation driven through a provider *client* (no agent):
 the first request is built from the replay's messages, tools, output format and settings; while
-the model calls a function tool, the replay answers with ``tool_result`` and asks again.  The
-transport is a strict :class:`~support.cassettes.ReplayTransport`, so every request the client
+the model calls a function tool, the replay answers with ``tool_result`` and asks again; a
+replay with a ``follow_up`` then asks that buffered second turn with the answer in its history.
+The transport is a strict :class:`~support.cassettes.ReplayTransport`, so every request the client
 encodes must equal the recorded one, and every recorded response must be consumed.
 
 The provider test modules parametrize their replay tests with :func:`local_cases` — our own
@@ -33,10 +34,12 @@ from zigai.messages import (
     Message,
     RequestMessage,
     ResponseMessage,
+    TextPart,
+    ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
 )
-from zigai.model import TEXT_OUTPUT, ModelRequest, OutputFormat, ToolDefinition
+from zigai.model import TEXT_OUTPUT, ModelRequest, OutputFormat, PartStartEvent, ToolDefinition
 from zigai.output.prepare import prepare_output
 from zigai.provider import ProviderBadRequest
 from zigai.settings import ModelSettings
@@ -46,6 +49,7 @@ __all__ = [
     "assert_refused",
     "assert_structured_answer",
     "assert_text_answer",
+    "assert_thinking_answer",
     "assert_tool_loop",
     "corpus_dir",
     "corpus_file",
@@ -74,26 +78,30 @@ class Replay:
     #: Offer the tools only until a tool return is in the history (for a server, like
     #: llm-katan, that calls a declared tool on every turn).
     tools_until_returned: bool = False
+    #: A second user turn, asked buffered after the conversation with its answer in history.
+    follow_up: str | None = None
 
-    def run(self, transport: Any = None) -> tuple[ResponseMessage, ...]:
+    def run(self, transport: Any = None,
+            events: list[Any] | None = None) -> tuple[ResponseMessage, ...]:
         """Every response of the conversation, in order; all recorded interactions consumed.
 
-        With ``transport`` (a recording one) the conversation runs over it instead."""
+        With ``transport`` (a recording one) the conversation runs over it instead; with
+        ``events`` every streamed event is appended to that list."""
         if transport is not None:
-            return self._converse(transport)
+            return self._converse(transport, events)
         with ReplayTransport.load(self.path) as replay:
-            responses = self._converse(replay)
+            responses = self._converse(replay, events)
             replay.assert_all_consumed()
         return responses
 
-    def _converse(self, transport: Any) -> tuple[ResponseMessage, ...]:
+    def _converse(self, transport: Any, events: list[Any] | None) -> tuple[ResponseMessage, ...]:
         function_tools = {t.name for t in self.tools if t.kind == "function"}
         history = list(self.messages)
         responses: list[ResponseMessage] = []
         client = self.client(transport)
         while True:
             offered = () if self.tools_until_returned and responses else self.tools
-            response = self._ask(client, tuple(history), offered)
+            response = self._ask(client, tuple(history), offered, self.streamed, events)
             responses.append(response)
             calls = [p for p in response.parts
                      if isinstance(p, ToolCallPart) and p.tool_name in function_tools]
@@ -101,19 +109,24 @@ class Replay:
                 break
             history += [response, RequestMessage(parts=tuple(
                 ToolReturnPart(c.tool_name, c.tool_call_id, self.tool_result) for c in calls))]
+        if self.follow_up is not None:
+            history += [responses[-1], RequestMessage.user(self.follow_up)]
+            responses.append(self._ask(client, tuple(history), (), False, events))
         if self.extra_check is not None:
             self.extra_check(tuple(responses))
         return tuple(responses)
 
-    def _ask(self, client: Any, messages: tuple[Message, ...],
-             tools: tuple[ToolDefinition, ...]) -> ResponseMessage:
+    def _ask(self, client: Any, messages: tuple[Message, ...], tools: tuple[ToolDefinition, ...],
+             streamed: bool, events: list[Any] | None) -> ResponseMessage:
         request = ModelRequest(messages=messages, instructions=self.instructions, tools=tools,
                                output_format=self.output_format, settings=self.settings)
-        if not self.streamed:
+        if not streamed:
             response: ResponseMessage = client.request(request)
             return response
         with client.stream(request) as stream:
-            list(stream)
+            for event in stream:
+                if events is not None:
+                    events.append(event)
         return stream.response()
 
 
@@ -141,6 +154,7 @@ def local_cases(protocol: str, names: Sequence[str]) -> list[Replay]:
             settings=local_model.settings_for(protocol, spec), streamed=spec.streamed,
             tool_result=local_model.WEATHER_RESULT,
             extra_check=_city_weather if spec.structured else None,
+            follow_up=spec.follow_up,
         ))
     return cases
 
@@ -166,6 +180,24 @@ def assert_text_answer(responses: tuple[ResponseMessage, ...]) -> str:
     assert response.finish_reason is FinishReason.stop, f"finish reason {response.finish_reason}"
     assert response.text.strip(), f"no text in {response.parts}"
     return response.text
+
+
+def assert_thinking_answer(responses: tuple[ResponseMessage, ...], events: list[Any]) -> None:
+    """Every response (the answer, and a follow-up's) opens with reasoning (text, or an
+    encrypted signature) and goes on to text, finished by ``stop`` with usage; the streamed
+    events start the thinking part before the text part."""
+    assert responses, "no responses"
+    for response in responses:
+        _assert_usage(response)
+        assert response.finish_reason is FinishReason.stop, f"finish reason {response.finish_reason}"
+        first = response.parts[0]
+        # OpenAI keeps unsummarised reasoning encrypted: a signature then stands for the text.
+        assert isinstance(first, ThinkingPart) and (first.content.strip() or first.signature), (
+            f"first part {first!r}")
+        assert response.text.strip(), f"no text after the thinking in {response.parts}"
+    starts = [type(e.part) for e in events if isinstance(e, PartStartEvent)]
+    assert ThinkingPart in starts and TextPart in starts, f"streamed part starts {starts}"
+    assert starts.index(ThinkingPart) < starts.index(TextPart), f"streamed part starts {starts}"
 
 
 def assert_tool_loop(responses: tuple[ResponseMessage, ...], tool: str,
