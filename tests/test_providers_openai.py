@@ -375,6 +375,22 @@ def test_buffered_response_decodes_parts_usage_and_finish() -> None:
     assert dict(usage.details) == {"input_tokens_details.image_tokens": 2}
 
 
+def test_null_usage_detail_counters_read_as_absent_but_a_wrong_type_is_refused() -> None:
+    # LiteLLM's proxy (cassettes/litellm/responses) sends null for the counters it lacks
+    usage = {"input_tokens": 15, "output_tokens": 16, "total_tokens": 31,
+             "input_tokens_details": {"audio_tokens": None, "cached_tokens": 0, "text_tokens": None},
+             "output_tokens_details": {"reasoning_tokens": None}}
+    body = {"status": "completed", "output": [], "usage": usage}
+    decoded = decode_response(body).usage
+    assert (decoded.input_tokens, decoded.output_tokens, decoded.cache_read_tokens,
+            decoded.input_audio_tokens, decoded.reasoning_tokens) == (15, 16, 0, 0, 0)
+    assert dict(decoded.details) == {}
+    usage["input_tokens_details"] = {"audio_tokens": "3"}
+    with pytest.raises(OpenAIDecodeError) as wrong:
+        decode_response(body)
+    assert wrong.value.path == "$.usage.input_tokens_details.audio_tokens"
+
+
 @pytest.mark.parametrize(
     ("status", "details", "finish", "raw"),
     [

@@ -230,6 +230,8 @@ def decode_usage(value: Any, path: str = "$.usage") -> RequestUsage:
             continue
         where = f"{path}.{key}"
         for name, count in obj(raw, where).items():
+            if count is None:  # gateways (LiteLLM) send null for counters they do not know
+                continue
             if name in known:
                 fields[known[name]] = _count(count, f"{where}.{name}")
             elif isinstance(count, int) and not isinstance(count, bool) and count >= 0:
