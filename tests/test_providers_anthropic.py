@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from support.cassettes import ReplayTransport
 from support.katan_model import error_sequence_checks
+from support.litellm_proxy import litellm_check
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
@@ -611,6 +612,8 @@ def _corpus_error_sequence(path: Path) -> None:
     transport.assert_all_consumed()
 
 
-@pytest.mark.parametrize("check", error_sequence_checks("anthropic", "errors/anthropic.yaml", _corpus_error_sequence))
+@pytest.mark.parametrize("check", [
+    litellm_check("anthropic"),
+    *error_sequence_checks("anthropic", "errors/anthropic.yaml", _corpus_error_sequence)])
 def test_recorded_error_sequence_maps_each_status(check: Callable[[], None]) -> None:
     check()

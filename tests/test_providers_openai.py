@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cassettes import ReplayTransport
-from support.corpus import NO_LOCAL_ERROR_SEQUENCE
+from support.litellm_proxy import litellm_check
 from support.mock_transport import MockResponse, MockTransport
 from support.replays import (
     Replay,
@@ -840,24 +841,38 @@ def test_a_follow_up_leaves_reasoning_out_unless_replay_is_asked_for() -> None:
     assert sent["input"][3] == {"type": "message", "role": "assistant", "content": answer.text}
 
 
-@pytest.mark.conformance(NO_LOCAL_ERROR_SEQUENCE)
-def test_corpus_error_sequence_maps_each_status(conformance_root: Path) -> None:
-    path = _cassette(conformance_root, "errors/openai.yaml")
+def _corpus_error_sequence(path: Path) -> None:
     client, transport = _replay_client(path, "gpt-5.6-sol")
     request = _request(RequestMessage.user("Reply with exactly: pong"),
                        settings=ModelSettings(max_tokens=64))
-    with pytest.raises(RateLimited):
+    with pytest.raises(RateLimited) as limited:
         client.request(request)
+    assert limited.value.retry_after_s == 3
     assert client.request(request).text == "pong"
     for _ in range(2):
-        with pytest.raises(ProviderServerError):
+        with pytest.raises(ProviderServerError) as failed:
             client.request(request)
+        assert failed.value.request_id == "req_server_openai"
+    # corpus-only: no real server of ours answers 200 with a body that is not a response
     with pytest.raises(OpenAIDecodeError):
         client.request(request)
     with pytest.raises(ProviderBadRequest) as info:
         client.request(request)
     assert info.value.code == "bad_request_code"
     transport.assert_all_consumed()
+
+
+def _error_sequence_checks() -> list[Any]:
+    checks = [litellm_check("responses")]
+    path = corpus_file("errors/openai.yaml")
+    if path is not None:
+        checks.append(pytest.param(lambda: _corpus_error_sequence(path), id="corpus-errors/openai"))
+    return checks
+
+
+@pytest.mark.parametrize("check", _error_sequence_checks())
+def test_recorded_error_sequence_maps_each_status(check: Callable[[], None]) -> None:
+    check()
 
 
 def test_the_responses_client_runs_over_an_azure_provider_with_its_identity() -> None:

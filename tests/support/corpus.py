@@ -3,8 +3,9 @@
 The corpus (real provider recordings in ``zigai-cassettes/`` and the JSON-Schema-Test-Suite)
 is kept outside the repository: ``$ZIGAI_CONFORMANCE_DIR``, default ``../shared/conformance``
 beside the checkout.  A fresh clone has none of it; the project's own recordings
-(``cassettes/local/`` of llama-server, ``cassettes/katan/`` of llm-katan) stand in for the provider replays, so only tests that check the corpus
-itself, or a behaviour no recording of ours can show, need it.
+(``cassettes/local/`` of llama-server, ``cassettes/katan/`` of llm-katan,
+``cassettes/litellm/`` of a LiteLLM proxy) stand in for the provider replays, so only tests
+that check the corpus itself need it.
 
 This is test support: the ``zigai`` package never imports it.
 """
@@ -17,20 +18,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 __all__ = [
-    "NO_LOCAL_ERROR_SEQUENCE",
     "REPO_ROOT",
     "corpus_dir",
     "corpus_file",
     "missing_corpus_reason",
 ]
-
-# Why a provider replay test needs the corpus: no recording of the repository's own stands in.
-NO_LOCAL_ERROR_SEQUENCE = (
-    "no recording of ours can show this sequence for the Responses API: llm-katan 0.22.0, whose "
-    "failure injection gives the 429/500 recordings of the other protocols "
-    "(cassettes/katan/*/error_sequence.yaml), does not serve /v1/responses, and llama-server "
-    "cannot be made to answer 429 or 5xx"
-)
 
 
 def corpus_dir() -> Path:
