@@ -15,36 +15,15 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from support.mcp_tasks import ELICIT, EXT, FAST, Counting, build_task_server, served, task
 
 from zigai import mcp
 from zigai.control import CancellationToken
 from zigai.mcp.jsonrpc import JsonRpcNotification, JsonRpcResponse
 from zigai.mcp.transport import NotificationSink, OutgoingRequest, Reply
-from zigai.security import UrlPolicy
 
-EXT = mcp.ClientCapabilities(extensions={mcp.TASKS_EXTENSION: {}}, elicitation={}, sampling={})
 SLOW = mcp.TaskPolling(min_interval_ms=30_000, max_interval_ms=30_000, max_polls=100)
-FAST = mcp.TaskPolling(min_interval_ms=1, max_interval_ms=20, max_polls=500)
-ELICIT = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
-SAMPLE = {"method": "sampling/createMessage",
-          "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}}
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
-
-
-def task(status: str, task_id: str = "t1", **extra: Any) -> dict[str, Any]:
-    return {"taskId": task_id, "status": status, "createdAt": "2026-07-28T00:00:00Z",
-            "lastUpdatedAt": "2026-07-28T00:00:00Z", "pollIntervalMs": 0, **extra}
-
-
-class Counting:
-    def __init__(self) -> None:
-        self.keys: list[str] = []
-
-    def __call__(self, request: mcp.InputRequest) -> mcp.InputResponse:
-        self.keys.append(request.key)
-        if request.kind is mcp.InputKind.elicitation:
-            return mcp.InputResponse.accept({"name": "Ada"})
-        return mcp.InputResponse.sampled("a note", model="m")
 
 
 # ----------------------------------------------------------------------------- the filter and the event
@@ -91,37 +70,15 @@ class Recording(mcp.InProcessTransport):
 
 
 def build_server() -> tuple[mcp.Server, mcp.TaskServer, dict[str, Any]]:
-    server = mcp.Server("tasks", "1.0")
-    tasks = mcp.TaskServer(server, poll_interval_ms=30_000)
-    seen: dict[str, Any] = {"cancelled": threading.Event()}
-
-    def interview(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
-        time.sleep(0.05)  # the watch subscribes before the first question, usually
-        who = context.ask(mcp.InputRequest.from_json("who", ELICIT))["who"]
-        context.status("writing a note")
-        note = context.ask(mcp.InputRequest.from_json("note", SAMPLE))["note"]
-        return f"{who['content']['name']}: {note['content']['text']}"
-
-    def forever(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
-        while not context.cancelled:
-            time.sleep(0.005)
-        seen["cancelled"].set()
-        raise mcp.McpRequestCancelled("stopped")
-
-    tasks.add_tool(mcp.ToolInfo("interview", {"type": "object"}), interview)
-    tasks.add_tool(mcp.ToolInfo("forever", {"type": "object"}), forever)
-    return server, tasks, seen
+    # the watch subscribes before the first question, usually
+    return build_task_server(30_000, first_question_after_s=0.05)
 
 
 @pytest.fixture(params=["in-process", "http"])
 def zigai_tasks(request: pytest.FixtureRequest) -> Iterator[tuple[mcp.McpTransport, dict[str, Any]]]:
     server, tasks, seen = build_server()
-    with tasks:
-        if request.param == "in-process":
-            yield Recording(server), seen
-        else:
-            with mcp.serve_http(server) as running:
-                yield mcp.StreamableHttpTransport(running.url, url_policy=UrlPolicy.local_development()), seen
+    with tasks, served(request.param, server, in_process=Recording) as transport:
+        yield transport, seen
 
 
 def test_watch_follows_a_task_that_needs_input_twice_through_its_stream(

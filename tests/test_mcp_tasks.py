@@ -17,40 +17,23 @@ from typing import Any
 
 import pytest
 from support.mcp_stub import ScriptedPeer
+from support.mcp_tasks import (
+    ELICIT,
+    EXT,
+    FAST,
+    RESULT,
+    SAMPLE,
+    Counting,
+    answer,
+    build_task_server,
+    served,
+    task,
+)
 
 from zigai import mcp
 from zigai.control import CancellationToken
 from zigai.mcp.tasks import parse_task
-from zigai.security import UrlPolicy
 from zigai.tool import ModelRetry
-
-EXT = mcp.ClientCapabilities(extensions={mcp.TASKS_EXTENSION: {}}, elicitation={}, sampling={})
-FAST = mcp.TaskPolling(min_interval_ms=1, max_interval_ms=20, max_polls=500)
-ELICIT = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
-SAMPLE = {"method": "sampling/createMessage",
-          "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}}
-RESULT = {"content": [{"type": "text", "text": "done"}], "resultType": "complete"}
-
-
-def task(status: str, task_id: str = "t1", **extra: Any) -> dict[str, Any]:
-    return {"taskId": task_id, "status": status, "createdAt": "2026-07-28T00:00:00Z",
-            "lastUpdatedAt": "2026-07-28T00:00:00Z", "ttlMs": 60_000, "pollIntervalMs": 0, **extra}
-
-
-def answer(request: mcp.InputRequest) -> mcp.InputResponse:
-    if request.kind is mcp.InputKind.elicitation:
-        return mcp.InputResponse.accept({"name": "Ada"})
-    return mcp.InputResponse.sampled("a note", model="m")
-
-
-class Counting:
-    def __init__(self) -> None:
-        self.keys: list[str] = []
-
-    def __call__(self, request: mcp.InputRequest) -> mcp.InputResponse:
-        self.keys.append(request.key)
-        return answer(request)
-
 
 # ----------------------------------------------------------------------------- the tagged union
 
@@ -395,43 +378,11 @@ def test_file_store_reports_unwritable_places_and_bad_settings(tmp_path: Path) -
 # ----------------------------------------------------------------------------- the zigai server
 
 
-def build_task_server() -> tuple[mcp.Server, mcp.TaskServer, dict[str, Any]]:
-    server = mcp.Server("tasks", "1.0")
-    tasks = mcp.TaskServer(server, poll_interval_ms=1)
-    seen: dict[str, Any] = {"cancelled": threading.Event()}
-
-    def interview(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
-        who = context.ask(mcp.InputRequest.from_json("who", ELICIT))["who"]
-        context.status("writing a note")
-        note = context.ask(mcp.InputRequest.from_json("note", SAMPLE))["note"]
-        return f"{who['content']['name']}: {note['content']['text']}"
-
-    def forever(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
-        while not context.cancelled:
-            time.sleep(0.005)
-        seen["cancelled"].set()
-        raise mcp.McpRequestCancelled("stopped")
-
-    def broken(arguments: dict[str, Any], context: mcp.TaskContext) -> str:
-        if arguments.get("kind") == "params":
-            raise mcp.InvalidParams("bad city")
-        raise RuntimeError("secret detail")
-
-    tasks.add_tool(mcp.ToolInfo("interview", {"type": "object"}), interview)
-    tasks.add_tool(mcp.ToolInfo("forever", {"type": "object"}), forever)
-    tasks.add_tool(mcp.ToolInfo("broken", {"type": "object"}), broken)
-    return server, tasks, seen
-
-
 @pytest.fixture(params=["in-process", "http"])
 def zigai_tasks(request: pytest.FixtureRequest) -> Iterator[tuple[mcp.McpTransport, dict[str, Any]]]:
     server, tasks, seen = build_task_server()
-    with tasks:
-        if request.param == "in-process":
-            yield mcp.InProcessTransport(server), seen
-        else:
-            with mcp.serve_http(server) as running:
-                yield mcp.StreamableHttpTransport(running.url, url_policy=UrlPolicy.local_development()), seen
+    with tasks, served(request.param, server) as transport:
+        yield transport, seen
 
 
 def test_zigai_server_task_needs_input_twice(zigai_tasks: tuple[mcp.McpTransport, dict[str, Any]]) -> None:
