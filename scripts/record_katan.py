@@ -11,54 +11,30 @@ runs each case through our provider client over the real HTTP transport wrapped 
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support import katan_model  # noqa: E402
+from support import katan_model, katan_server  # noqa: E402
 from support.cassettes import RecordingTransport  # noqa: E402
 from support.replays import assert_structured_answer, assert_text_answer, assert_tool_loop  # noqa: E402
 
 from zigai.security import UrlPolicy  # noqa: E402
 from zigai.transport import HttpTransport  # noqa: E402
 
-STARTUP_LIMIT_S = 20.0
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1.0) as response:  # noqa: S310 - 127.0.0.1 only
-            return bool(json.loads(response.read()).get("status") == "ok")
-    except (OSError, ValueError):
-        return False
+# katan's own endpoints this script records (the interop test serves azure_openai too)
+PROVIDERS = "openai,anthropic,vertexai"
 
 
 def _start(workdir: str, *flags: str) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable, "-c", "from llm_katan.cli import main; main()",
-        "--model", katan_model.SERVED_MODEL, "--backend", "echo", "--host", "127.0.0.1",
-        "--port", str(katan_model.PORT), "--providers", "openai,anthropic,vertexai",
-        "--stats-file", os.path.join(workdir, "stats.json"), "--disable-dashboard",
-        "--log-level", "WARNING", *flags,
-    ]
-    process = subprocess.Popen(command, cwd=workdir, env=dict(os.environ, HOME=workdir),  # noqa: S603
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + STARTUP_LIMIT_S
-    while not _healthy(f"{katan_model.BASE_URL}/health"):
-        if process.poll() is not None or time.monotonic() >= deadline:
-            process.kill()
-            raise SystemExit(f"llm-katan did not start on port {katan_model.PORT} (is it free?)")
-        time.sleep(0.05)
-    return process
+    try:
+        return katan_server.start(Path(workdir), katan_model.PORT, katan_model.SERVED_MODEL, PROVIDERS, *flags)
+    except katan_server.KatanDidNotStart as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def _check(case: katan_model.KatanCase, responses: tuple) -> None:
@@ -68,15 +44,6 @@ def _check(case: katan_model.KatanCase, responses: tuple) -> None:
         assert_structured_answer(responses)
     else:
         assert_text_answer(responses)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=10)
 
 
 def _record_errors(protocol: str, http: HttpTransport, workdir: str) -> None:
@@ -93,7 +60,7 @@ def _record_errors(protocol: str, http: HttpTransport, workdir: str) -> None:
                 except Exception:  # noqa: BLE001, S110 - the failure is what is being recorded
                     pass
         finally:
-            _stop(process)
+            katan_server.stop(process)
     statuses = [it.status for it in recorder.interactions]
     if statuses != [200, 429, 500, 200]:
         raise AssertionError(f"statuses {statuses}, expected [200, 429, 500, 200]")
@@ -124,7 +91,7 @@ def main(argv: list[str]) -> int:
                 recorder.save(path)
                 print(f"OK   {case.protocol}/{case.name} -> {path.relative_to(ROOT)}")
         finally:
-            _stop(process)
+            katan_server.stop(process)
         for protocol in katan_model.ERROR_PROTOCOLS:
             if wanted and not {protocol, "error_sequence"} & wanted:
                 continue

@@ -33,14 +33,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import katan_server
+from support.katan_server import Katan
 
 from zigai.agent import (
     Agent,
@@ -92,8 +87,6 @@ pytestmark = [
 
 SERVED_MODEL = "katan-echo"
 PROVIDERS = "openai,anthropic,vertexai,azure_openai"
-STARTUP_LIMIT_S = 20.0
-STOP_GRACE_S = 5.0
 PROMPT = "ping from zigai"
 INSTRUCTIONS = "Answer briefly."
 SETTINGS = ModelSettings(max_tokens=64, temperature=0.25)
@@ -117,67 +110,14 @@ TOOL_RESULT = "sunny 21 degrees in test_city"
 # -- the server ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Katan:
-    base_url: str
-    port: int
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1.0) as response:  # noqa: S310 - 127.0.0.1 only
-            return response.status == 200 and json.loads(response.read()).get("status") == "ok"
-    except (OSError, urllib.error.URLError, ValueError):
-        return False
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(timeout=STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=STOP_GRACE_S)
-
-
 @contextmanager
 def running_katan(workdir: Path, *extra: str) -> Iterator[Katan]:
     """Start llm-katan (echo backend) on a free 127.0.0.1 port; always stop it on exit."""
-    port = _free_port()
-    command = [
-        sys.executable, "-c", "from llm_katan.cli import main; main()",
-        "--model", SERVED_MODEL, "--backend", "echo",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--providers", PROVIDERS,
-        "--stats-file", str(workdir / "stats.json"),
-        "--disable-dashboard", "--log-level", "WARNING", *extra,
-    ]
-    env = dict(os.environ, HOME=str(workdir))
-    log_path = workdir / "server.log"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(  # noqa: S603 - fixed argv, our own interpreter
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            cwd=workdir, env=env,
-        )
     try:
-        health = f"http://127.0.0.1:{port}/health"
-        deadline = time.monotonic() + STARTUP_LIMIT_S
-        while not _healthy(health):
-            if process.poll() is not None or time.monotonic() >= deadline:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                pytest.fail(f"llm-katan did not become healthy on port {port}:\n{tail}")
-            time.sleep(0.05)
-        yield Katan(base_url=f"http://127.0.0.1:{port}", port=port)
-    finally:
-        _stop(process)
+        with katan_server.running_katan(workdir, SERVED_MODEL, PROVIDERS, *extra) as server:
+            yield server
+    except katan_server.KatanDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="session")
