@@ -456,13 +456,25 @@ def test_a_run_end_hook_that_raises_propagates_without_run_error() -> None:
     assert seen == ["run_start", "request_start", "request_end", "run_end"]
 
 
+# Deadline tests give the run a budget no loaded machine spends before the step under test,
+# then make that step outlast the deadline by waiting for it, not by sleeping a fixed time.
+BUDGET_MS = 1000
+
+
+def _outlast_the_deadline(hook: Recorder) -> None:
+    control = hook.events[0].run.control  # from run_start
+    give_up = time.monotonic() + 30
+    while not control.expired() and time.monotonic() < give_up:
+        time.sleep(0.005)
+
+
 def test_a_deadline_during_the_model_call_discards_the_response_and_reports_it() -> None:
     def slow(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
-        time.sleep(0.15)
+        _outlast_the_deadline(hook)
         return reply("late")
 
     hook = Recorder()
-    agent = Agent(FunctionModel(slow), run_timeout_ms=50, hooks=[hook])
+    agent = Agent(FunctionModel(slow), run_timeout_ms=BUDGET_MS, hooks=[hook])
     with pytest.raises(RunTimedOut):
         agent.run("x")
     assert hook.trace == [
@@ -524,16 +536,13 @@ def test_hooks_stop_at_a_passed_deadline_and_only_run_error_follows() -> None:
     seen: list[str] = []
 
     def slow_hook(event: HookEvent) -> None:
-        # The hook itself outlives the run's deadline (it returns only once the deadline has
-        # passed), so the order below holds however slowly the steps before it were scheduled.
         seen.append(event.kind)
+        recorder(event)
         if event.kind == "request_end":
-            give_up = time.monotonic() + 30
-            while not event.run.control.expired() and time.monotonic() < give_up:
-                time.sleep(0.005)
+            _outlast_the_deadline(recorder)
 
-    # a budget no loaded machine spends before the first request ends
-    agent = Agent(Script([reply("x")]).model, hooks=[slow_hook], run_timeout_ms=1000)
+    recorder = Recorder()
+    agent = Agent(Script([reply("x")]).model, hooks=[slow_hook], run_timeout_ms=BUDGET_MS)
     with pytest.raises(RunTimedOut):
         agent.run("x")
     assert seen == ["run_start", "request_start", "request_end", "run_error"]
@@ -677,11 +686,11 @@ def test_a_stream_closed_after_its_final_event_still_reports_run_end() -> None:
 def test_a_streamed_response_completed_after_the_deadline_is_reported_and_discarded() -> None:
     def streamed(messages: tuple[Any, ...], info: Any) -> Iterator[str]:
         yield "He"
-        time.sleep(0.12)
+        _outlast_the_deadline(hook)
         yield "llo"
 
     hook = Recorder()
-    agent = Agent(FunctionModel(stream_function=streamed), run_timeout_ms=60, hooks=[hook])
+    agent = Agent(FunctionModel(stream_function=streamed), run_timeout_ms=BUDGET_MS, hooks=[hook])
     with pytest.raises(RunTimedOut), agent.run_stream("x") as stream:
         list(stream)
     assert hook.trace[-2:] == [("request_error", 1, 1, None, False), ("run_error", "RunTimedOut")]
@@ -699,11 +708,11 @@ def test_a_deadline_between_two_stream_events_closes_the_open_request_once() -> 
         yield from ("a", "b", "c")
 
     hook = Recorder()
-    agent = Agent(FunctionModel(stream_function=streamed), run_timeout_ms=80, hooks=[hook])
+    agent = Agent(FunctionModel(stream_function=streamed), run_timeout_ms=BUDGET_MS, hooks=[hook])
     with pytest.raises(RunTimedOut), agent.run_stream("x") as stream:
         for event in stream:
-            if type(event).__name__ == "PartDeltaEvent":
-                time.sleep(0.12)  # the consumer is slow; the run's deadline passes
+            if type(event).__name__ == "PartDeltaEvent":  # the consumer is slow; the run's deadline passes
+                _outlast_the_deadline(hook)
     assert hook.trace[-2:] == [("request_error", 1, 1, None, False), ("run_error", "RunTimedOut")]
     assert hook.kinds().count("request_error") == 1
 

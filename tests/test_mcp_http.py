@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.loopback import LoopbackServer, Received, Reply
+from support.timing import DEADLINE_SLACK_S, StallMeter, assert_ended_within
 
 from zigai import mcp
 from zigai.json import Limits
@@ -323,10 +324,11 @@ def test_concurrent_posts_are_limited_to_max_in_flight_with_backpressure() -> No
             time.sleep(0.01)
         time.sleep(0.3)  # a third request, were it sent, would arrive in this window too
         assert len(server.requests) == 2  # the third waits for a slot before any I/O
-        started = time.monotonic()
-        with pytest.raises(mcp.McpRequestTimedOut, match="slots"):
-            client.request_json("x/y", options=mcp.RequestOptions(timeout_ms=150))
-        assert time.monotonic() - started < 1.0
+        with StallMeter() as meter:
+            deadline = time.monotonic() + 0.15
+            with pytest.raises(mcp.McpRequestTimedOut, match="slots"):
+                client.request_json("x/y", options=mcp.RequestOptions(timeout_ms=150))
+            assert_ended_within(deadline, DEADLINE_SLACK_S, meter)
         release.set()
         for thread in threads:
             thread.join(5)
