@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import pytest
-from support.timing import StallMeter, assert_ended_within
+from support.timing import EXCUSE_CAP_S, StallMeter, assert_ended_within
 
 
 def test_a_stopped_process_is_measured_as_stalled_and_a_late_call_still_fails() -> None:
@@ -37,3 +37,14 @@ def test_a_quiet_process_gets_exactly_the_slack() -> None:
             assert_ended_within(began, 0.1, meter)
         with pytest.raises(AssertionError, match="before the event"):
             assert_ended_within(None, 1.0, meter)
+
+
+def test_the_excuse_is_capped() -> None:
+    with StallMeter() as meter:
+        began = time.monotonic()
+        meter._stalls.append((began - 100.0, began + 100.0))  # as if frozen throughout
+        assert meter.stalled(began - 100.0, began + 100.0) > EXCUSE_CAP_S
+        time.sleep(0.2)
+        assert_ended_within(began, 0.1, meter)  # 0.2 s elapsed: within slack + cap
+        with pytest.raises(AssertionError, match=f"allowed 0.1 s \\+ {EXCUSE_CAP_S:.3f} s"):
+            assert_ended_within(began - EXCUSE_CAP_S, 0.1, meter)  # more than slack + cap
