@@ -87,10 +87,11 @@ def _dumps(value: Any) -> str:
                       allow_nan=False)
 
 
-# stringify's fast path: the C JSON encoder walks the message itself and calls
-# _as_json only for values it does not know (dataclasses, enums, bytes, datetimes,
-# frozen mappings).  Each call converts one level; the encoder recurses.  The text
-# is byte-identical to _dumps(encode_message(m)) (a test compares them).
+# _MESSAGE_ENCODER: the C JSON encoder walking a value itself, calling _as_json only for
+# values it does not know (dataclasses, enums, bytes, datetimes, frozen mappings).  Each
+# call converts one level; the encoder recurses.  Its text is byte-identical to
+# _dumps(encode_message(m)); stringify uses it for frozen JSON values, and its emitters
+# below are tested against it for every other value.
 _CONVERTERS: dict[type, Callable[[Any], Any]] = {}
 
 
@@ -151,7 +152,7 @@ _MESSAGE_ENCODER = json.JSONEncoder(
 
 
 # JSONEncoder.encode builds a fresh C encoder (and a float-formatting closure) on every
-# call; stringify calls it once per message, so it keeps the C encoder that encode() would
+# call; stringify calls it once per JSON value, so it keeps the C encoder that encode() would
 # build for _MESSAGE_ENCODER's exact settings.  Same object, same arguments: same text.
 _c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
 _ENCODE_MESSAGE_CHUNKS: Callable[[Any, int], Iterable[str]] | None = (
@@ -164,10 +165,124 @@ _ENCODE_MESSAGE_CHUNKS: Callable[[Any, int], Iterable[str]] | None = (
 )
 
 
-def _encode_message_text(message: Message) -> str:
+def _encode_value_text(value: Any) -> str:
+    """The C encoder's text for ``value`` (used for plain dicts and frozen JSON values)."""
     if _ENCODE_MESSAGE_CHUNKS is None:  # pragma: no cover - CPython always has the C encoder
-        return _MESSAGE_ENCODER.encode(message)
-    return "".join(_ENCODE_MESSAGE_CHUNKS(message, 0))
+        return _MESSAGE_ENCODER.encode(value)
+    return "".join(_ENCODE_MESSAGE_CHUNKS(value, 0))
+
+
+# stringify's text emitters: one function per type writes that value's JSON text directly,
+# byte for byte what _MESSAGE_ENCODER writes (a test compares them for every kind).  A
+# dataclass gets a generated emitter whose keys are pre-sorted literals and whose fields are
+# read by attribute, so no per-message dict is built, sorted or walked by the C encoder;
+# frozen JSON values (tool-return content, provider details ...) are still written by the
+# C encoder, which sorts their keys.
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # the C function on CPython
+_EMITTERS: dict[type, Callable[[Any], str]] = {}
+
+
+def _emit(value: Any) -> str:
+    emit = _EMITTERS.get(type(value))
+    if emit is None:
+        emit = _EMITTERS[type(value)] = _emitter_for(value)
+    return emit(value)
+
+
+def _emit_float(value: float) -> str:
+    if value != value or value in (_INFINITY, -_INFINITY):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return float.__repr__(value)
+
+
+_INFINITY = float("inf")
+
+
+def _emit_array(value: Any) -> str:
+    return "[" + ",".join(map(_emit, value)) + "]"
+
+
+# The last timestamp written and its text, as one tuple so that threads never see a torn
+# pair: a request and the parts it carries usually share one timestamp.
+_LAST_TIMESTAMP: tuple[datetime | None, str] = (None, "")
+
+
+def _emit_timestamp(value: datetime) -> str:
+    global _LAST_TIMESTAMP
+    last, text = _LAST_TIMESTAMP
+    if value == last:  # equal instants have equal UTC text
+        return text
+    text = '"' + format_timestamp(value) + '"'  # ISO-8601 text never needs a JSON escape
+    _LAST_TIMESTAMP = (value, text)
+    return text
+
+
+def _emit_mapping_dict(value: dict[str, Any]) -> str:
+    return _encode_value_text(value) if value else "{}"
+
+
+def _emitter_for(value: Any) -> Callable[[Any], str]:
+    # The same precedence as the C encoder: str, constants, int, float, list/tuple, dict,
+    # and only then what the default hook (_as_json) converts.
+    if isinstance(value, enum.Enum):
+        if isinstance(value, (str, int, float)):  # the C encoder writes these as their base type
+            return _emitter_for(value._value_)
+        return lambda member: _emit(member._value_)
+    if isinstance(value, str):
+        return _encode_str
+    if value is None:
+        return lambda _: "null"
+    if isinstance(value, bool):
+        return {True: "true", False: "false"}.__getitem__
+    if isinstance(value, int):
+        return int.__repr__
+    if isinstance(value, float):
+        return _emit_float
+    if isinstance(value, (list, tuple)):
+        return _emit_array
+    if isinstance(value, dict):
+        return _encode_value_text
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _dataclass_emitter(type(value))
+    if type(value) in _INNER_DICT:
+        inner = operator.attrgetter(_INNER_DICT[type(value)])
+        return lambda mapping: _emit_mapping_dict(inner(mapping))
+    if isinstance(value, datetime):
+        return _emit_timestamp
+    convert = _converter_for(value)  # bytes, other mappings: convert, then emit
+    return lambda item: _emit(convert(item))
+
+
+# The exact types a generated emitter tests inline, most likely first (guessed from the
+# field's default), before it falls back to _emit.
+_INLINE_EMIT = {str: "encode_str({v})", int: "int_text({v})"}
+
+
+def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
+    """``value -> JSON text`` for one dataclass: sorted keys, each field emitted inline."""
+    fields = sorted(dataclasses.fields(cls), key=operator.attrgetter("name"))
+    lines = ["def emit(value):"]
+    pieces = []
+    for index, field in enumerate(fields):
+        name = field.name
+        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
+        guess = type(field.default) if type(field.default) in _INLINE_EMIT else str
+        tests = [f"{_INLINE_EMIT[guess].format(v=f'v{index}')} if type(v{index}) is {guess.__name__}"]
+        if field.default is None:
+            tests.append(f"'null' if v{index} is None")
+        lines.append(f"    v{index} = value.{name}")
+        lines.append(f"    t{index} = {' else '.join(tests)} else emit_any(v{index})")
+        separator = "," if index else ""
+        pieces.append(f'{separator}"{name}":{{t{index}}}')
+    lines.append(f"    return f'{{{{{''.join(pieces)}}}}}'")
+    scope: dict[str, Any] = {"encode_str": _encode_str, "int_text": int.__repr__, "emit_any": _emit}
+    exec("\n".join(lines), scope)  # noqa: S102 - field names only
+    emit: Callable[[Any], str] = scope["emit"]
+    return emit
+
+
+def _encode_message_text(message: Message) -> str:
+    return _emit(message)
 
 
 def _dumps_message(message: Message) -> str:
