@@ -14,7 +14,9 @@ from _message_samples import every_kind_history
 
 from zigai import history
 from zigai import messages as m
+from zigai.errors import HistoryError, MessageError
 from zigai.history import encode
+from zigai.usage import RequestUsage
 
 
 def _reference_text(messages: tuple[m.Message, ...] | list[m.Message]) -> str:
@@ -124,3 +126,129 @@ def test_stringify_maps_a_non_json_value_inside_a_message_to_invalid_history() -
     object.__setattr__(part, "id", float("nan"))
     with pytest.raises(history.InvalidHistory, match="not representable as JSON"):
         history.stringify([m.ResponseMessage([part])])
+
+
+# -- parse's exact-shape fast records ------------------------------------------------------
+
+_CANDIDATES: tuple[Any, ...] = (
+    None, "", "x", "error", "stop", "bored", 0, 3, -1, True, 2.5, [], {}, {"a": 1},
+    {"a": [1, 1e999]}, "2025-01-01T00:00:00Z", "2025-01-01T02:00:00+02:00",
+    {"provider_name": "openai", "id": None, "details": None},
+)
+
+
+def _variants() -> list[tuple[str, dict[str, Any]]]:
+    """One-field mutations of every message and part of the every-kind history."""
+    from zigai.history.decode import _EXACT_SHAPES
+
+    names = {cls.__name__ for cls in _EXACT_SHAPES}
+    stamp = datetime(2025, 1, 1, tzinfo=UTC)
+    exact_shapes = (  # what agents mostly write: every exact-shape condition holds here
+        m.RequestMessage([m.SystemPromptPart("s", timestamp=stamp), m.UserPromptPart("u"),
+                          m.ToolReturnPart("f", "c", {"a": [1]}, timestamp=stamp)],
+                         instructions="i", timestamp=stamp),
+        m.ResponseMessage([m.ThinkingPart("t", signature="sig"), m.TextPart("x"),
+                           m.ToolCallPart("f", "{}", "c", id="fc")],
+                          usage=RequestUsage(input_tokens=5, output_tokens=4, cache_read_tokens=2,
+                                             cache_write_tokens=1, input_audio_tokens=1,
+                                             output_audio_tokens=1, reasoning_tokens=2),
+                          model_name="m", provider_name="p", provider_response_id="r",
+                          finish_reason="stop", raw_finish_reason="stop", timestamp=stamp,
+                          provider_details=m.ProviderDetails.from_value({"k": "v"})),
+    )
+    base = json.loads(history.stringify((*exact_shapes, *every_kind_history())))["messages"]
+    found: list[tuple[str, dict[str, Any]]] = []
+    for message in base:
+        targets = [message, *message["parts"]]
+        if message["kind"] == "response":
+            targets.append(message["usage"])
+        for target in targets:
+            for field in list(target):
+                if field in ("kind", "part_kind"):
+                    continue
+                for candidate in _CANDIDATES:
+                    saved = target[field]
+                    target[field] = candidate
+                    found.append((f"{field}={candidate!r}", json.loads(json.dumps(message))))
+                    target[field] = saved
+    assert {"RequestMessage", "ResponseMessage", "RequestUsage"} <= names
+    return found
+
+
+def test_fast_records_build_what_the_constructors_build_or_fail_the_same_way() -> None:
+    # Every exact-shape condition is checked against the constructor it stands in for:
+    # each field of each kind, set to valid and invalid values, decodes to an identical
+    # value (repr compares timezones and enum members too) or fails with the same error.
+    from zigai.history import decode
+
+    variants = _variants()
+    assert len(variants) > 1000
+    for label, item in variants:
+        fresh = json.loads(json.dumps(item))  # the fast path adopts (rewrites) its tree
+        try:
+            expected: Any = repr(decode._message(json.loads(json.dumps(item)), "messages[0]"))
+        except (HistoryError, MessageError) as exc:  # or a constructor's own error
+            expected = (type(exc).__name__, getattr(exc, "path", None), str(exc))
+        try:
+            got: Any = repr(decode.decode_message(fresh, "messages[0]"))
+        except (HistoryError, MessageError) as exc:
+            got = (type(exc).__name__, getattr(exc, "path", None), str(exc))
+        assert got == expected, label
+
+
+def test_parse_rejects_a_non_finite_number_in_tool_content_with_the_checked_error() -> None:
+    text = ('{"version":2,"messages":[{"kind":"request","parts":[{"part_kind":"tool-return",'
+            '"tool_name":"f","tool_call_id":"c","content":{"a":[1,1e999]}}]}]}')
+    with pytest.raises(history.InvalidHistory, match="finite") as caught:
+        history.parse(text)
+    assert caught.value.path == "messages[0].parts[0]"
+
+
+def test_a_non_finite_number_in_provider_details_names_its_path() -> None:
+    text = ('{"version":2,"messages":[{"kind":"response","parts":[],'
+            '"provider_details":{"a":[1e999]}}]}')
+    with pytest.raises(history.InvalidHistory, match="finite") as caught:
+        history.parse(text)
+    assert caught.value.path == "messages[0].provider_details"
+
+
+def test_adopted_content_is_deeply_frozen() -> None:
+    content = {"k": [{"a": [1, 2.5, None]}, "s", True], "e": {}}
+    doc = {"version": 2, "messages": [{"kind": "request", "parts": [{
+        "part_kind": "tool-return", "tool_name": "f", "tool_call_id": "c", "content": content,
+        "metadata": None, "outcome": "success", "timestamp": None}],
+        "instructions": None, "metadata": None, "timestamp": None}]}
+    with history.parse(json.dumps(doc)) as owned:
+        value = owned[0].parts[0].content
+    assert value == m.ToolReturnPart("f", "c", content).content
+    assert isinstance(value, m.json_value.FrozenDict)
+    assert isinstance(value["k"], tuple) and isinstance(value["k"][0]["a"], tuple)
+    assert isinstance(value["e"], m.json_value.FrozenDict)
+
+
+def test_adopt_parsed_json_keeps_the_depth_limit_and_a_half_adopted_tree_still_freezes() -> None:
+    from zigai.messages.json_value import NotAdoptable, adopt_parsed_json, freeze_json
+
+    def nest(levels: int) -> Any:
+        value: Any = 1
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    assert adopt_parsed_json(nest(m.json_value.MAX_DEPTH)) == freeze_json(
+        nest(m.json_value.MAX_DEPTH), ValueError)
+    with pytest.raises(NotAdoptable):
+        adopt_parsed_json(nest(m.json_value.MAX_DEPTH + 1))
+    with pytest.raises(NotAdoptable):
+        adopt_parsed_json({"a": {"b": float("nan")}})
+    with pytest.raises(NotAdoptable):
+        adopt_parsed_json({1, 2})
+    assert adopt_parsed_json(2.5) == 2.5
+    half = {"done": [1, {"x": [2]}], "bad": [float("inf")]}
+    with pytest.raises(NotAdoptable):
+        adopt_parsed_json(half)  # "done" is converted before "bad" refuses
+    assert isinstance(half["done"], tuple)
+    with pytest.raises(ValueError, match=r"\$\.bad\[0\]: JSON numbers must be finite"):
+        freeze_json(half, ValueError)
+    del half["bad"]
+    assert freeze_json(half, ValueError) == freeze_json({"done": [1, {"x": [2]}]}, ValueError)

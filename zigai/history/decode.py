@@ -13,7 +13,14 @@ constructor error through) at the first doubt.  :func:`decode_message` tries
 the fast twin first and, on any failure, re-decodes the message with the
 path-tracking decoders, which then raise the exact error.  The fast twins may
 be stricter than the checked decoders, never looser, so a document decodes to
-the same value (or the same error) either way.
+the same value (or the same error) either way.  For the common exact shapes of the
+usual classes (``_EXACT_SHAPES``) a fast twin also skips ``__post_init__``, having
+checked on the decoded values what that method would check.
+
+Ownership: :func:`decode_message` takes over the JSON value it is given.  The dicts of
+tool-return content, provider details and metadata become the storage of the frozen
+values built from them (:func:`zigai.messages.json_value.adopt_parsed_json`), so the
+caller passes a tree it has just parsed and does not use afterwards.
 """
 
 from __future__ import annotations
@@ -22,14 +29,15 @@ import base64
 import binascii
 import dataclasses
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from zigai import messages as m
 from zigai.errors import MessageError
 from zigai.history.errors import InvalidHistory
 from zigai.json import type_name
-from zigai.usage import RequestUsage
+from zigai.messages.json_value import NotAdoptable, adopt_parsed_json
+from zigai.usage import RequestUsage, UsageDetails
 
 __all__ = ["decode_message"]
 
@@ -186,9 +194,18 @@ def timestamp(value: Any, path: str) -> datetime:
 
 
 def _json_object_of(kind: type[m.ProviderDetails] | type[m.Metadata]) -> Decoder:
-    @_fast_twin(lambda value: kind.from_value(_fast_obj(value)))
+    def fast(value: Any) -> Any:
+        try:
+            return kind._adopt_parsed(value)
+        except NotAdoptable:  # not a fresh JSON tree (or not an object): copy it as given
+            return kind.from_value(_fast_obj(value))
+
+    @_fast_twin(fast)
     def decode(value: Any, path: str) -> Any:
-        return kind.from_value(obj(value, path))
+        try:
+            return kind.from_value(obj(value, path))
+        except MessageError as exc:  # e.g. a number beyond the double range (1e999)
+            raise _fail(str(exc), path) from exc
     return decode
 
 
@@ -254,6 +271,54 @@ _FAST_RECORDS: dict[tuple[type, str | None], FastDecoder] = {}
 _INLINE_TYPE_CHECKS = {_fast_string: "str", _fast_integer: "int", _fast_boolean: "bool"}
 
 
+# Exact shapes: for the classes a history is mostly made of, the conditions (on the
+# already converted field values) under which the class's ``__post_init__`` would accept
+# every value unchanged, and the normalizations it would apply then.  A fast record that
+# meets them builds the instance without calling ``__post_init__``; any other value takes
+# the call, which validates, normalizes or raises exactly as the constructor does.  Each
+# condition mirrors the "common exact shape" test at the top of that ``__post_init__``
+# (a test compares both on valid and invalid values of every listed field).
+#   {v}: the field's value; a whole-record condition names fields as {field}.
+_UTC_OR_NONE = "({v} is None or {v}.tzinfo is UTC)"
+_NAME = "{v} != ''"  # a str already (inline check): non-empty
+_NAME_OR_NONE = "({v} is None or {v} != '')"
+_NONE = "{v} is None"
+_OUTCOMES = {outcome.value: outcome for outcome in m.ToolOutcome}
+_FINISH_REASONS = {reason.value: reason for reason in m.FinishReason}
+
+_ExactShape = tuple[dict[str, str], dict[str, str], str]  # conditions, normalizations, record
+_EXACT_SHAPES: dict[type, _ExactShape] = {
+    m.SystemPromptPart: ({"timestamp": _UTC_OR_NONE}, {}, ""),
+    m.UserPromptPart: ({"content": "type({v}) is str", "timestamp": _UTC_OR_NONE}, {}, ""),
+    m.TextPart: ({"id": _NONE, "provider": _NONE}, {}, ""),
+    m.ThinkingPart: ({"id": _NONE, "signature": _NAME_OR_NONE, "provider": _NONE}, {}, ""),
+    m.ToolCallPart: ({"tool_name": _NAME, "tool_call_id": _NAME, "id": _NAME_OR_NONE,
+                      "provider": _NONE}, {}, ""),
+    m.ToolReturnPart: (
+        {"tool_name": _NAME, "tool_call_id": _NAME, "outcome": "{v} in OUTCOMES",
+         "timestamp": _UTC_OR_NONE, "metadata": _NONE},
+        {"content": "adopt({v})", "outcome": "OUTCOMES[{v}]"}, "",
+    ),
+    m.RequestMessage: ({"parts": "{v} != ()", "timestamp": _UTC_OR_NONE, "metadata": _NONE},
+                       {}, ""),
+    m.ResponseMessage: (
+        {"model_name": _NAME_OR_NONE, "provider_name": _NAME_OR_NONE,
+         "provider_response_id": _NAME_OR_NONE,
+         "finish_reason": "({v} is None or {v} in FINISH_REASONS)",
+         "timestamp": _UTC_OR_NONE, "metadata": _NONE},
+        {"finish_reason": "FINISH_REASONS.get({v})"}, "",
+    ),
+    RequestUsage: (
+        {"details": "not {v}"}, {"details": "EMPTY_USAGE_DETAILS"},
+        "{cache_read_tokens} >= 0 and {cache_write_tokens} >= 0"
+        " and {cache_read_tokens} + {cache_write_tokens} <= {input_tokens}"
+        " and 0 <= {input_audio_tokens} <= {input_tokens}"
+        " and 0 <= {reasoning_tokens} <= {output_tokens}"
+        " and 0 <= {output_audio_tokens} <= {output_tokens}",
+    ),
+}
+
+
 def _fast_record(cls: type, tag_field: str | None) -> FastDecoder:
     """The fast twin of ``_record`` for ``cls``; compiled on first use (SPECS fill late).
 
@@ -261,16 +326,25 @@ def _fast_record(cls: type, tag_field: str | None) -> FastDecoder:
     for plain strings, integers and booleans, an inline exact-type check instead of a call.
     It builds the instance the way the dataclass ``__init__`` does -- every field set
     (absent ones to their default), then ``__post_init__`` validates and normalizes -- but
-    without the keyword dictionary and the call through ``__init__``.
+    without the keyword dictionary and the call through ``__init__``; for a value of an
+    exact shape (``_EXACT_SHAPES``) it skips ``__post_init__`` too.
     """
     compiled = _FAST_RECORDS.get((cls, tag_field))
     if compiled is not None:
         return compiled
     spec = SPECS[cls]
-    scope: dict[str, Any] = {"_Mismatch": _Mismatch, "_MISSING": _MISSING, "cls": cls,
-                             "new": object.__new__}
+    scope: dict[str, Any] = {
+        "_Mismatch": _Mismatch, "_MISSING": _MISSING, "cls": cls, "new": object.__new__,
+        "UTC": UTC, "OUTCOMES": _OUTCOMES, "FINISH_REASONS": _FINISH_REASONS,
+        "adopt": adopt_parsed_json, "NotAdoptable": NotAdoptable,
+        "EMPTY_USAGE_DETAILS": UsageDetails(),
+    }
+    conditions, normalized, whole = _EXACT_SHAPES.get(cls, (None, {}, ""))
     lines = ["def decode(data):", "    if type(data) is not dict: raise _Mismatch",
-             "    made = new(cls)", "    absent = 0"]
+             "    absent = 0"]
+    sets: list[tuple[int, str, str]] = []  # (index, value expression, exact-shape expression)
+    tests: list[str] = []
+    variables: dict[str, str] = {}
     fields = dataclasses.fields(cls)
     for index, (field, (name, required)) in enumerate(zip(fields, _field_table(cls), strict=True)):
         assert field.init, (cls, name)  # every message field is an __init__ parameter
@@ -282,28 +356,48 @@ def _fast_record(cls: type, tag_field: str | None) -> FastDecoder:
             scope[f"default_{index}"] = field.default
             default = f"default_{index}"
         if name == tag_field:
-            lines.append(f"    set_{index}(made, {default})")
+            sets.append((index, default, default))
             continue
-        convert = _FAST[spec[name]]
-        lines.append(f"    value = data.get({name!r}, _MISSING)")
-        lines.append("    if value is _MISSING:")
+        value = variables[name] = f"v{index}"
+        lines.append(f"    {value} = data.get({name!r}, _MISSING)")
+        lines.append(f"    if {value} is _MISSING:")
         if required:
             lines.append("        raise _Mismatch")
         else:
-            lines.append(f"        value = {default}")
+            lines.append(f"        {value} = {default}")
             lines.append("        absent += 1")
+        convert = _FAST[spec[name]]
         if convert in _OPTIONAL_OF:
-            lines.append("    elif value is None: pass")
+            lines.append(f"    elif {value} is None: pass")
             convert = _OPTIONAL_OF[convert]
         if convert in _INLINE_TYPE_CHECKS:
-            lines.append(f"    elif type(value) is not {_INLINE_TYPE_CHECKS[convert]}: raise _Mismatch")
+            lines.append(
+                f"    elif type({value}) is not {_INLINE_TYPE_CHECKS[convert]}: raise _Mismatch")
         elif convert is not _fast_identity:
             scope[f"convert_{index}"] = convert
-            lines.append(f"    else: value = convert_{index}(value)")
-        lines.append(f"    set_{index}(made, value)")
+            lines.append(f"    else: {value} = convert_{index}({value})")
+        if conditions is not None and name in conditions:
+            tests.append(conditions[name].format(v=value))
+        sets.append((index, value, normalized.get(name, "{v}").format(v=value)))
     present = len(fields) - (tag_field is not None)
     tag_count = f" + ({tag_field!r} in data)" if tag_field else ""
     lines.append(f"    if {present} - absent{tag_count} != len(data): raise _Mismatch  # an unknown field")
+    lines.append("    made = new(cls)")
+    if conditions is not None:
+        if whole:
+            tests.append(whole.format(**variables))
+        lines.append(f"    if {' and '.join(tests) or 'True'}:")
+        # Normalize first: adopting a tree nobody handed over (NotAdoptable) means that
+        # __post_init__ (below) freezes a copy, as the constructor does.
+        lines.append("        try:")
+        normal = [(index, exact) for index, value, exact in sets if exact != value]
+        lines += [f"            n{index} = {exact}" for index, exact in normal] or ["            pass"]
+        lines += ["        except NotAdoptable: pass", "        else:"]
+        exact_values = {index: f"n{index}" for index, _ in normal}
+        lines += [f"            set_{index}(made, {exact_values.get(index, value)})"
+                  for index, value, _ in sets]
+        lines.append("            return made")
+    lines += [f"    set_{index}(made, {value})" for index, value, _ in sets]
     assert hasattr(cls, "__post_init__"), cls  # every message value validates itself there
     lines.append("    made.__post_init__()")
     lines.append("    return made")
@@ -490,7 +584,7 @@ _fast_message = _FAST[_message]
 
 
 def decode_message(value: Any, path: str) -> m.Message:
-    """Decode one version-2 message object found at ``path``."""
+    """Decode one version-2 message object found at ``path``; ``value`` is handed over."""
     try:
         fast: m.Message = _fast_message(value)
         return fast

@@ -27,7 +27,14 @@ from zigai.messages._base import (
     require_media_type,
     require_str,
 )
-from zigai.messages.json_value import FrozenDict, canonical_json, freeze_json, thaw_json
+from zigai.messages.json_value import (
+    FrozenDict,
+    NotAdoptable,
+    adopt_parsed_json,
+    canonical_json,
+    freeze_json,
+    thaw_json,
+)
 
 __all__ = [
     "InvalidProviderDetails",
@@ -77,6 +84,20 @@ class _JsonObject(Mapping[str, Any]):
                 f"{cls.__name__} must be a JSON object, got {type(value).__name__}"
             )
         return cls(value)
+
+    @classmethod
+    def _adopt_parsed(cls: type[_T], value: dict[str, Any]) -> _T:
+        """``from_value`` for a dict a JSON decoder just built, reused in place.
+
+        See :func:`~zigai.messages.json_value.adopt_parsed_json`: the caller hands the
+        dict over; :class:`~zigai.messages.json_value.NotAdoptable` means "use from_value".
+        """
+        if type(value) is not dict:
+            raise NotAdoptable
+        made = object.__new__(cls)
+        object.__setattr__(made, "_root", adopt_parsed_json(value))
+        object.__setattr__(made, "_canonical", None)
+        return made
 
     def to_value(self) -> dict[str, Any]:
         """A fresh mutable deep copy; changing it never affects this value."""

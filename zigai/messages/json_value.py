@@ -10,6 +10,9 @@ JSON path of the offending element.
 
 ``canonical_json`` is the deterministic text form (sorted keys, no whitespace,
 UTF-8 kept as-is) used for equality, hashing and serialization.
+
+``adopt_parsed_json`` is ``freeze_json`` for a tree a JSON decoder has just built and
+nobody else holds: it reuses that tree's dicts instead of copying them (decoders only).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ import math
 from collections.abc import Callable, ItemsView, Iterator, Mapping
 from typing import Any, TypeAlias
 
-__all__ = ["FrozenDict", "JsonValue", "MAX_DEPTH", "canonical_json", "freeze_json", "thaw_json"]
+__all__ = [
+    "FrozenDict", "JsonValue", "MAX_DEPTH", "NotAdoptable", "adopt_parsed_json", "canonical_json",
+    "freeze_json", "thaw_json",
+]
 
 #: Deepest container nesting accepted (the history JSON profile's depth).
 MAX_DEPTH = 64
@@ -128,6 +134,50 @@ def _freeze_plain(value: object, depth: int) -> Any:
             for item in value  # type: ignore[attr-defined]
         ])
     raise _NotPlain
+
+
+class NotAdoptable(ValueError):
+    """Raised by :func:`adopt_parsed_json` at the first doubt; nothing is reported in it."""
+
+
+def adopt_parsed_json(value: object, _depth: int = 0) -> Any:
+    """Freeze a freshly decoded JSON tree *in place*: its dicts become the frozen dicts' data.
+
+    The caller hands the tree over: it must be the only holder of every container in it
+    (true for what ``json.loads`` / ``zigai.json.parse`` just returned).  Keys are not
+    checked (a JSON decoder only makes ``str`` keys).  Non-finite floats (``1e999``
+    decodes to ``inf``) and nesting deeper than :data:`MAX_DEPTH` raise
+    :class:`NotAdoptable`; the tree may then be half converted (some lists already
+    tuples, some dicts holding frozen values), which ``freeze_json`` still accepts with
+    the same result and errors, so a caller falls back to it.
+    """
+    kind = type(value)
+    if kind is dict:
+        if _depth >= MAX_DEPTH:
+            raise NotAdoptable
+        inner = _depth + 1
+        for key, item in value.items():  # type: ignore[attr-defined]
+            item_kind = type(item)
+            if item_kind in _LEAVES:
+                continue
+            if item_kind is float:
+                if item - item != 0.0:  # NaN or an infinity
+                    raise NotAdoptable
+                continue
+            value[key] = adopt_parsed_json(item, inner)  # type: ignore[index]  # same size
+        return _frozen_dict(value)  # type: ignore[arg-type]
+    if kind is list:
+        if _depth >= MAX_DEPTH:
+            raise NotAdoptable
+        inner = _depth + 1
+        return tuple([
+            item if type(item) in _LEAVES or (type(item) is float and item - item == 0.0)
+            else adopt_parsed_json(item, inner)
+            for item in value  # type: ignore[attr-defined]
+        ])
+    if kind in _LEAVES or (kind is float and value - value == 0.0):  # type: ignore[operator]
+        return value
+    raise NotAdoptable
 
 
 def freeze_json(
