@@ -84,6 +84,18 @@ def test_emitters_write_exactly_what_the_c_encoder_writes_for_every_value_type()
     assert encode._emit(value) == encode._MESSAGE_ENCODER.encode(value)
     assert encode._emit(True) == "true"
     assert encode._emit([]) == "[]"
+    for stamp in (datetime(2025, 1, 2, tzinfo=UTC), value.stamp):  # outside a dataclass too
+        assert encode._emit(stamp) == encode._MESSAGE_ENCODER.encode(stamp)
+
+
+class _OwnRequest(m.RequestMessage):
+    __slots__ = ()
+
+
+def test_stringify_writes_a_message_subclass_like_its_base() -> None:
+    own = _OwnRequest([m.UserPromptPart("hi")], instructions="be brief")
+    assert history.stringify([own]) == history.stringify([m.RequestMessage(
+        [m.UserPromptPart("hi")], instructions="be brief")]) == _reference_text([own])
 
 
 def test_emitters_refuse_what_the_c_encoder_refuses() -> None:

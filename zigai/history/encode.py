@@ -212,7 +212,11 @@ def _emit_timestamp(value: datetime) -> str:
     last, text = _LAST_TIMESTAMP
     if value == last:  # equal instants have equal UTC text
         return text
-    text = '"' + format_timestamp(value) + '"'  # ISO-8601 text never needs a JSON escape
+    if value.tzinfo is UTC:  # format_timestamp's text, without its slower keyword form
+        text = value.isoformat()[:-6]  # drop "+00:00"; microseconds appear when non-zero
+        text = f'"{text}Z"' if value.microsecond else f'"{text}.000000Z"'
+    else:
+        text = '"' + format_timestamp(value) + '"'  # ISO-8601 text never needs a JSON escape
     _LAST_TIMESTAMP = (value, text)
     return text
 
@@ -227,7 +231,8 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
     if isinstance(value, enum.Enum):
         if isinstance(value, (str, int, float)):  # the C encoder writes these as their base type
             return _emitter_for(value._value_)
-        return lambda member: _emit(member._value_)
+        texts = {member._name_: _emit(member._value_) for member in type(value)}
+        return lambda member: texts[member._name_]  # by name: an Enum's own hash is Python code
     if isinstance(value, str):
         return _encode_str
     if value is None:
@@ -253,9 +258,20 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
     return lambda item: _emit(convert(item))
 
 
-# The exact types a generated emitter tests inline, most likely first (guessed from the
-# field's default), before it falls back to _emit.
-_INLINE_EMIT = {str: "encode_str({v})", int: "int_text({v})"}
+# The exact types a generated emitter tests inline, the likeliest first (guessed from the
+# field's annotation), before it falls back to _emit; each writes what _emit would.
+_INLINE_EMIT = {
+    "str": "encode_str({v})", "int": "int_text({v})", "datetime": "emit_timestamp({v})",
+    "tuple": "'[' + ','.join(map(emit_any, {v})) + ']'",
+}
+
+
+def _likely_type(field: dataclasses.Field[Any]) -> str:
+    annotation = str(field.type)  # a string under postponed annotations, else a type's repr
+    for name in _INLINE_EMIT:
+        if annotation.startswith(name):
+            return name
+    return "str"
 
 
 def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
@@ -266,8 +282,8 @@ def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
     for index, field in enumerate(fields):
         name = field.name
         assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
-        guess = type(field.default) if type(field.default) in _INLINE_EMIT else str
-        tests = [f"{_INLINE_EMIT[guess].format(v=f'v{index}')} if type(v{index}) is {guess.__name__}"]
+        guess = _likely_type(field)
+        tests = [f"{_INLINE_EMIT[guess].format(v=f'v{index}')} if type(v{index}) is {guess}"]
         if field.default is None:
             tests.append(f"'null' if v{index} is None")
         lines.append(f"    v{index} = value.{name}")
@@ -275,7 +291,11 @@ def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
         separator = "," if index else ""
         pieces.append(f'{separator}"{name}":{{t{index}}}')
     lines.append(f"    return f'{{{{{''.join(pieces)}}}}}'")
-    scope: dict[str, Any] = {"encode_str": _encode_str, "int_text": int.__repr__, "emit_any": _emit}
+    scope: dict[str, Any] = {
+        "encode_str": _encode_str, "int_text": int.__repr__, "emit_any": _emit,
+        "emit_timestamp": _emit_timestamp, "str": str, "int": int, "tuple": tuple,
+        "datetime": datetime,
+    }
     exec("\n".join(lines), scope)  # noqa: S102 - field names only
     emit: Callable[[Any], str] = scope["emit"]
     return emit
@@ -296,17 +316,24 @@ def _dumps_message(message: Message) -> str:
         raise InvalidHistory(f"history is not representable as JSON: {exc!r}") from exc
 
 
+_MESSAGE_TYPES = (RequestMessage, ResponseMessage)
+
+
 def stringify(messages: Iterable[Message]) -> str:
     """Serialize messages as a deterministic version-2 history document."""
-    pieces = [f'{{"version":{HISTORY_VERSION},"messages":[']
-    for message in messages:
-        pieces.append(_dumps_message(message))
-        pieces.append(",")
-    if len(pieces) > 1:
-        pieces[-1] = "]}"  # the last separator closes the array instead
+    emit = _emit
+    try:
+        texts = [emit(message) if type(message) in _MESSAGE_TYPES else _dumps_message(message)
+                 for message in messages]
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidHistory(f"history is not representable as JSON: {exc!r}") from exc
+    head = f'{{"version":{HISTORY_VERSION},"messages":['
+    if texts:  # one join copies the (large) document once: glue the ends onto its pieces
+        texts[0] = head + texts[0]
+        texts[-1] += "]}"
+        document = ",".join(texts)
     else:
-        pieces.append("]}")
-    document = "".join(pieces)
+        document = head + "]}"
     _check_limits(document)
     return document
 
