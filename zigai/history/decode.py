@@ -145,13 +145,32 @@ def obj(value: Any, path: str) -> dict[str, Any]:
     return value
 
 
+# fast twin of a tagged() decoder -> (tag field, tag -> class), so that an array of tagged
+# values dispatches each item straight to its class's fast record
+_TAGGED: dict[FastDecoder, tuple[str, dict[str, type]]] = {}
+
+
 def array_of(decoder: Decoder) -> Decoder:
     inner = _FAST[decoder]
+    tagged_items = _TAGGED.get(inner)
 
     def fast(value: Any) -> tuple[Any, ...]:
         if type(value) is not list:
             raise _Mismatch
         return tuple(map(inner, value))
+
+    if tagged_items is not None:
+        tag_field, by_tag = tagged_items
+        records: dict[str, FastDecoder] = {}  # every tag's fast record, compiled on first use
+
+        def fast(value: Any) -> tuple[Any, ...]:
+            # An item that is not an object, or lacks a known tag, fails the subscript
+            # (TypeError / KeyError): decode_message then takes the checked path.
+            if type(value) is not list:
+                raise _Mismatch
+            if not records:
+                records.update({tag: _fast_record(cls, tag_field) for tag, cls in by_tag.items()})
+            return tuple([records[item[tag_field]](item) for item in value])
 
     @_fast_twin(fast)
     def decode(value: Any, path: str) -> tuple[Any, ...]:
@@ -174,10 +193,22 @@ def b64bytes(value: Any, path: str) -> bytes:
         raise _fail("expected standard base64 text", path) from None
 
 
+# The last timestamp text read and its value (one tuple: threads never see a torn pair);
+# a request and the parts it carries usually share one timestamp.
+_LAST_TIMESTAMP: tuple[str, datetime | None] = ("", None)
+
+
 def _fast_timestamp(value: Any) -> datetime:
-    stamp = datetime.fromisoformat(_fast_string(value))
+    global _LAST_TIMESTAMP
+    if type(value) is not str:
+        raise _Mismatch
+    text, stamp = _LAST_TIMESTAMP
+    if value == text and stamp is not None:
+        return stamp
+    stamp = datetime.fromisoformat(value)
     if stamp.tzinfo is None:
         raise _Mismatch
+    _LAST_TIMESTAMP = (value, stamp)
     return stamp
 
 
@@ -440,6 +471,8 @@ def tagged(tag_field: str, by_tag: dict[str, type], what: str) -> Decoder:
                 raise _Mismatch
             decode = compiled[tag] = _fast_record(cls, tag_field)
         return decode(value)
+
+    _TAGGED[fast] = (tag_field, by_tag)
 
     @_fast_twin(fast)
     def decode(value: Any, path: str) -> Any:

@@ -221,8 +221,16 @@ def _emit_timestamp(value: datetime) -> str:
     return text
 
 
-def _emit_mapping_dict(value: dict[str, Any]) -> str:
-    return _encode_value_text(value) if value else "{}"
+def _frozen_emitter(inner: Callable[[Any], dict[str, Any]]) -> Callable[[Any], str]:
+    """The emitter of a frozen mapping type whose plain str-keyed dict ``inner`` reads."""
+    if _ENCODE_MESSAGE_CHUNKS is None:  # pragma: no cover - CPython always has the C encoder
+        return lambda mapping: _MESSAGE_ENCODER.encode(inner(mapping))
+    chunks = _ENCODE_MESSAGE_CHUNKS
+
+    def emit(mapping: Any) -> str:
+        data = inner(mapping)
+        return "".join(chunks(data, 0)) if data else "{}"
+    return emit
 
 
 def _emitter_for(value: Any) -> Callable[[Any], str]:
@@ -250,8 +258,7 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _dataclass_emitter(type(value))
     if type(value) in _INNER_DICT:
-        inner = operator.attrgetter(_INNER_DICT[type(value)])
-        return lambda mapping: _emit_mapping_dict(inner(mapping))
+        return _frozen_emitter(operator.attrgetter(_INNER_DICT[type(value)]))
     if isinstance(value, datetime):
         return _emit_timestamp
     convert = _converter_for(value)  # bytes, other mappings: convert, then emit
