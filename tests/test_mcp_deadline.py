@@ -25,6 +25,7 @@ from support.raw_server import RawServer
 
 from zigai import mcp
 from zigai.security import UrlPolicy
+from zigai.transport import HttpTransport
 
 BUDGET_MS = 400
 CEILING_S = 10.0  # generous: each wait below ends at the deadline; this only bounds a bug
@@ -129,3 +130,14 @@ def test_an_http_notification_past_its_deadline_is_mcp_request_timed_out() -> No
             transport.notify("notifications/x", b'{"jsonrpc": "2.0", "method": "notifications/x"}',
                              protocol_version=mcp.PROTOCOL_VERSION, deadline=deadline)
         assert time.monotonic() >= deadline
+
+
+def test_an_http_socket_timeout_without_a_deadline_stays_a_connection_failure() -> None:
+    def silent(conn: socket.socket, stop: threading.Event) -> None:
+        stop.wait(CEILING_S)
+
+    local = UrlPolicy.local_development()
+    with RawServer(silent) as server, HttpTransport(url_policy=local, default_timeout_s=0.3) as http:
+        transport = mcp.StreamableHttpTransport(server.url("/mcp"), transport=http, url_policy=local)
+        with mcp.Client(transport) as client, pytest.raises(mcp.McpConnectionFailed, match="timed out"):
+            client.request_json("tools/list")  # no deadline: the HTTP transport's 0.3 s read timeout

@@ -22,7 +22,7 @@ Invariants
     * A request (or notification) whose deadline passes raises :class:`McpRequestTimedOut`,
       as over stdio, whichever side notices first: the caller's wait or the underlying
       transport's deadline guard (whose :class:`~zigai.transport.TransportTimedOut` is mapped
-      here).  A per-operation socket timeout before the deadline stays a
+      here).  Without a deadline, the underlying transport's per-operation timeout is a
       :class:`McpConnectionFailed`.
     * Extra headers may not replace the protocol headers, and header values are never echoed
       in error messages (they may be credentials).
