@@ -4,6 +4,7 @@
 Usage::
 
     python scripts/conformance.py [--scenarios FILE] [PATH ...]
+    python scripts/conformance.py --scenarios cassettes/own-scenarios.yaml cassettes   # ours
 
 PATHs are cassette files or folders (default: ``$ZIGAI_CONFORMANCE_DIR/zigai-cassettes``,
 where ``ZIGAI_CONFORMANCE_DIR`` defaults to ``../shared/conformance`` beside the checkout).
@@ -46,13 +47,17 @@ FAMILIES = frozenset(
 )
 STREAMED_FAMILIES = frozenset({"streamed-text", "streamed-function-tool", "thinking"})
 EXPECT_KEYS = frozenset(
-    {"output", "output_contains", "tool_calls", "native_tool_calls", "requests", "thinking",
-     "error", "status", "file", "download_json"}
+    {"output", "output_contains", "tool_calls", "tool_names", "native_tool_calls", "requests",
+     "thinking", "error", "status", "file", "download_json"}
 )
 SCENARIO_KEYS = frozenset(
-    {"match", "family", "system", "prompt", "tool", "settings", "output_schema", "output_name",
-     "retry", "runs", "expect", "file", "operations", "builtin_tools"}
+    {"match", "family", "system", "prompt", "history", "tool", "tool_until_returned", "settings",
+     "output_schema", "output_name", "output_mode", "profile", "retry", "runs", "expect", "file",
+     "operations", "builtin_tools"}
 )
+OUTPUT_MODES = frozenset({"native", "tool"})
+PROFILE_KEYS = frozenset({"sampling"})
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
 FILE_OPERATIONS = ("upload", "inspect", "download", "delete")
 FILE_PROVIDERS = ("anthropic", "google", "openai")
@@ -97,6 +102,10 @@ class Scenario:
     file: dict[str, Any] | None = None
     operations: tuple[str, ...] = ()
     builtin_tools: tuple[str, ...] = ()
+    history: tuple[dict[str, Any], ...] = ()
+    tool_until_returned: bool = False
+    output_mode: str = "native"
+    profile: dict[str, Any] | None = None
 
 
 def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
@@ -175,6 +184,17 @@ def load_scenarios(path: Path) -> list[Scenario]:
             raise ScenarioError(f"{where}: provider-error scenarios need 'runs'")
         if raw["family"] == "structured-output" and not isinstance(raw.get("output_schema"), dict):
             raise ScenarioError(f"{where}: structured-output scenarios need 'output_schema'")
+        history = raw.get("history") or []
+        if not isinstance(history, list) or not all(isinstance(m, dict) for m in history):
+            raise ScenarioError(f"{where}: 'history' must be a list of version-2 history messages")
+        if raw.get("output_mode", "native") not in OUTPUT_MODES:
+            raise ScenarioError(f"{where}: 'output_mode' must be one of {sorted(OUTPUT_MODES)}")
+        profile = raw.get("profile")
+        if profile is not None and not (isinstance(profile, dict) and set(profile) <= PROFILE_KEYS
+                                        and all(isinstance(v, bool) for v in profile.values())):
+            raise ScenarioError(f"{where}: 'profile' takes only booleans {sorted(PROFILE_KEYS)}")
+        if not isinstance(raw.get("tool_until_returned", False), bool):
+            raise ScenarioError(f"{where}: 'tool_until_returned' must be true or false")
         found.append(
             Scenario(
                 match=raw["match"], family=raw["family"], prompt=prompt,
@@ -185,6 +205,8 @@ def load_scenarios(path: Path) -> list[Scenario]:
                 runs=tuple(raw.get("runs") or ()), expect=dict(raw.get("expect") or {}),
                 file=raw.get("file"), operations=tuple(raw.get("operations") or ()),
                 builtin_tools=_check_builtin_tools(raw.get("builtin_tools"), where),
+                history=tuple(history), tool_until_returned=raw.get("tool_until_returned", False),
+                output_mode=raw.get("output_mode", "native"), profile=profile,
             )
         )
     return found
@@ -230,8 +252,10 @@ def detect_route(path: Path, first: Any) -> Route:
     content = body.content if body is not None and body.type == "json" else {}
     model_id = content.get("model") if isinstance(content, dict) else None
     stem = path.stem
+    # The named provider is the file name (corpus: ``buffered/groq.yaml``) or, for the
+    # project's own recordings, the folder (``katan/groq/buffered_text.yaml``).
     named = next((n for n in sorted(NAMED_COMPATIBLE, key=len, reverse=True)
-                  if stem == n or stem.startswith(n + "_")), None)
+                  if stem == n or stem.startswith(n + "_") or path.parent.name == n), None)
     origin = f"{parts.scheme}://{parts.netloc}"
     p = parts.path
     if p.endswith("/files") or "/files/" in p:
@@ -272,20 +296,40 @@ def _import(module: str) -> Any:
         raise Skip(f"{module} is not implemented yet ({exc})") from None
 
 
-def build_model(route: Route, transport: Any) -> Any:
-    """The adapter client for a route, configured only from route facts."""
+def _openai_profile(profile: dict[str, Any]) -> Any:
+    """The conservative profile of a model the catalog does not know (a local server's),
+    with what the scenario says that server accepts."""
+    import dataclasses
+
+    from zigai.providers.openai import profiles
+
+    settings = profiles.BASE_SETTINGS
+    if profile.get("sampling"):
+        settings = settings | profiles.SAMPLING_SETTINGS
+    return dataclasses.replace(profiles.UNKNOWN_PROFILE, settings=settings)
+
+
+def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = None) -> Any:
+    """The adapter client for a route, configured only from route facts (and, for a model
+    the catalog does not know, the scenario's ``profile``)."""
     from zigai.security import UrlPolicy
 
     if route.kind in LATER_WORK:
         raise Skip(LATER_WORK[route.kind])
+    if profile is not None and route.kind != "openai-responses":
+        raise AssertionError(f"a scenario profile applies to openai-responses routes, not {route.kind}")
     host = urlsplit(route.api_root).hostname or ""
-    # Recordings on reserved test hosts (*.test) need an explicit local-development policy.
-    policy = UrlPolicy.local_development() if host.endswith(".test") else UrlPolicy()
+    # Recordings on reserved test hosts (*.test) and of local servers (loopback) need an
+    # explicit local-development policy.
+    loopback = host in LOOPBACK_HOSTS
+    policy = UrlPolicy.local_development() if host.endswith(".test") or loopback else UrlPolicy()
     key = "sk-conformance-not-a-secret"
     if route.kind == "openai-responses":
         openai = _import("zigai.providers.openai")
         provider = openai.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
-        return openai.Client(route.model_id, provider)
+        if profile is None:
+            return openai.Client(route.model_id, provider)
+        return openai.Client(route.model_id, provider, profile=_openai_profile(profile))
     if route.kind == "azure-responses":
         azure = _import("zigai.providers.azure_openai")
         provider = azure.Provider(key, transport, resource=host.split(".", 1)[0])
@@ -328,6 +372,9 @@ def build_model(route: Route, transport: Any) -> Any:
         if route.named == "bedrock":
             region = host.split(".")[1]
             return module.MantleClient(route.model_id, module.MantleProvider(key, transport, region=region))
+        if loopback:  # a local server standing in for the named provider's own root
+            return module.Client(route.model_id, module.Provider(
+                key, transport, base_url=route.api_root, url_policy=policy))
         return module.Client(route.model_id, module.Provider(key, transport))
     raise Skip(f"route {route.kind} is not implemented")
 
@@ -387,10 +434,21 @@ def run_file_operations(provider: Any, scenario: Scenario) -> None:
             provider.delete_file(handle)
 
 
+def _until_returned(ctx: Any) -> Any:
+    """Offer the toolset's tools only until a tool return is in the history (a server that
+    calls a declared tool on every turn, like llm-katan, then answers in text)."""
+    from zigai.messages import RequestMessage, ToolReturnPart
+
+    returned = any(isinstance(part, ToolReturnPart) for message in ctx.messages
+                   if isinstance(message, RequestMessage) for part in message.parts)
+    return () if returned else None
+
+
 def _build_agent(scenario: Scenario, model: Any) -> Any:
-    from zigai.agent import Agent, OutputSpec
+    from zigai.agent import Agent, OutputChoice, OutputSpec
     from zigai.retry import RetryPolicy
     from zigai.tool import Tool
+    from zigai.toolset import Toolset
 
     tools = []
     if scenario.tool is not None:
@@ -406,8 +464,13 @@ def _build_agent(scenario: Scenario, model: Any) -> Any:
                 spec.get("parameters", {"type": "object"}), _weather,
             )
         )
+    toolsets = [Toolset(tools, prepare=_until_returned)] if scenario.tool_until_returned else []
+    if toolsets:
+        tools = []
     output = OutputSpec.text()
-    if scenario.output_schema is not None:
+    if scenario.output_schema is not None and scenario.output_mode == "tool":
+        output = OutputSpec.tool([OutputChoice(scenario.output_name, scenario.output_schema)])
+    elif scenario.output_schema is not None:
         output = OutputSpec.json_schema(scenario.output_name, scenario.output_schema)
     retry = None
     if scenario.retry is not None:
@@ -424,7 +487,7 @@ def _build_agent(scenario: Scenario, model: Any) -> Any:
 
         kwargs["builtin_tools"] = tuple(ManagedTool(name) for name in scenario.builtin_tools)
     return Agent(
-        model=model, tools=tools, output=output,
+        model=model, tools=tools, toolsets=toolsets, output=output,
         model_settings=_settings(scenario.settings), retry_policy=retry, **kwargs,
     )
 
@@ -434,7 +497,8 @@ def _settings(values: dict[str, Any]) -> Any:
 
     if not values:
         return None
-    fields = dict(values)
+    fields: dict[str, Any] = {key: tuple(value) if isinstance(value, list) else value
+                              for key, value in values.items()}
     extra = fields.pop("extra_body", None)
     if extra is not None:
         fields["extra_body"] = ProviderExtraBody(extra["tag"], extra["body"])
@@ -460,16 +524,29 @@ def _prompt(scenario: Scenario) -> Any:
     return tuple(parts)
 
 
+def _history(scenario: Scenario) -> tuple[Any, ...]:
+    """The scenario's prior messages, read through the canonical history codec."""
+    if not scenario.history:
+        return ()
+    from zigai.history import parse
+
+    with parse(json.dumps({"version": 2, "messages": list(scenario.history)})) as owned:
+        return tuple(owned.messages)
+
+
 def _run_once(agent: Any, scenario: Scenario) -> Any:
+    from zigai.agent import RunOptions
+
+    options = RunOptions(message_history=_history(scenario))
     if scenario.family in STREAMED_FAMILIES:
         run_stream = getattr(agent, "run_stream", None)
         if run_stream is None:
             raise Skip("Agent.run_stream is not implemented yet")
-        with run_stream(_prompt(scenario)) as stream:
+        with run_stream(_prompt(scenario), options=options) as stream:
             for _ in stream:
                 pass
             return stream.result()
-    return agent.run(_prompt(scenario))
+    return agent.run(_prompt(scenario), options=options)
 
 
 def _tool_calls(messages: Iterable[Any]) -> list[dict[str, Any]]:
@@ -506,11 +583,15 @@ def check_result(result: Any, expect: dict[str, Any]) -> None:
         if not isinstance(output, str) or expect["output_contains"].lower() not in output.lower():
             raise AssertionError(f"output {output!r} does not contain {expect['output_contains']!r}")
     if "tool_calls" in expect:
-        got_calls = _tool_calls(result.messages)
+        got_calls = _tool_calls(result.new_messages())
         if got_calls != expect["tool_calls"]:
             raise AssertionError(f"tool calls {got_calls!r} != expected {expect['tool_calls']!r}")
+    if "tool_names" in expect:
+        got_names = [call["name"] for call in _tool_calls(result.new_messages())]
+        if got_names != expect["tool_names"]:
+            raise AssertionError(f"tools called {got_names!r} != expected {expect['tool_names']!r}")
     if "native_tool_calls" in expect:
-        got_native = _native_tool_calls(result.messages)
+        got_native = _native_tool_calls(result.new_messages())
         if got_native != expect["native_tool_calls"]:
             raise AssertionError(
                 f"provider-run tool calls {got_native!r} != expected {expect['native_tool_calls']!r}"
@@ -568,7 +649,7 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
         run_file_operations(build_file_provider(route, transport), scenario)
         transport.assert_all_consumed()
         return
-    model = build_model(route, transport)
+    model = build_model(route, transport, scenario.profile)
     agent = _build_agent(scenario, model)
     if scenario.family == "provider-error":
         for index, run in enumerate(scenario.runs):
@@ -605,7 +686,8 @@ def iter_cassettes(paths: list[Path]) -> Iterable[tuple[Path, Path]]:
             yield base, base.parent
         else:
             for path in sorted(base.rglob("*.yaml")):
-                yield path, base
+                if not path.name.endswith("scenarios.yaml"):  # scenario files, not recordings
+                    yield path, base
 
 
 def run(paths: list[Path], scenarios: list[Scenario], out: Any = sys.stdout) -> tuple[int, int, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from support.corpus import corpus_dir, missing_corpus_reason
+from support.corpus import REPO_ROOT, Recordings, corpus_dir, missing_corpus_reason
 
 #: Why a ``conformance`` test needs the corpus when its marker gives no reason of its own.
 CHECKS_THE_CORPUS = "this extra check walks the corpus's own recordings"
@@ -21,6 +21,17 @@ def conformance_root(request: pytest.FixtureRequest) -> Path:
         why = marker.args[0] if marker is not None and marker.args else CHECKS_THE_CORPUS
         pytest.skip(missing_corpus_reason(why))
     return root
+
+
+@pytest.fixture(params=["own", pytest.param("corpus", marks=pytest.mark.conformance)])
+def recordings(request: pytest.FixtureRequest) -> Recordings:
+    """Each walker runs over the project's own ``cassettes/`` (always there) and over the
+    shared corpus (an extra check that skips, saying what to set, when it is absent)."""
+    cassettes = REPO_ROOT / "cassettes"
+    if request.param == "own":
+        return Recordings(cassettes, cassettes / "own-scenarios.yaml", own=True)
+    root = request.getfixturevalue("conformance_root")
+    return Recordings(root / "zigai-cassettes", cassettes / "conformance-scenarios.yaml", own=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import conformance  # noqa: E402
+from support.corpus import Recordings  # noqa: E402
 
 from zigai.agent import Agent  # noqa: E402
 
@@ -19,15 +21,20 @@ from zigai.agent import Agent  # noqa: E402
 ALLOWED_SKIPS = set(conformance.LATER_WORK.values())
 
 
-@pytest.mark.conformance
-def test_every_corpus_cassette_replays_strictly(conformance_root: Path) -> None:
+def test_every_recording_replays_strictly(recordings: Recordings) -> None:
+    """The runner replays every recording through the real Agent: our own ``cassettes/``
+    with ``own-scenarios.yaml`` (each one must pass), the corpus with its scenarios."""
     out = io.StringIO()
-    scenarios = conformance.load_scenarios(conformance.DEFAULT_SCENARIOS)
-    passed, failed, skipped = conformance.run([conformance_root / "zigai-cassettes"], scenarios, out)
+    scenarios = conformance.load_scenarios(recordings.scenarios)
+    passed, failed, skipped = conformance.run([recordings.root], scenarios, out)
     lines = out.getvalue().splitlines()
     assert lines[-1] == f"{passed} passed, {failed} failed, {skipped} skipped"
     failures = [line for line in lines if line.startswith("FAIL")]
     assert not failures, "\n".join(failures)
+    if recordings.own:
+        assert skipped == 0, out.getvalue()
+        assert passed >= 27
+        return
     allowed = set(ALLOWED_SKIPS)
     if not hasattr(Agent, "run_stream"):
         allowed.add("Agent.run_stream is not implemented yet")
@@ -37,6 +44,32 @@ def test_every_corpus_cassette_replays_strictly(conformance_root: Path) -> None:
     ]
     assert not bad_skips, "\n".join(bad_skips)
     assert passed >= 80
+
+
+def test_own_scenarios_are_generated_from_the_recording_definitions() -> None:
+    """``cassettes/own-scenarios.yaml`` is what ``scripts/gen_own_scenarios.py`` writes from
+    the definitions the recording scripts ran; a re-recording without regenerating fails."""
+    import gen_own_scenarios
+
+    assert gen_own_scenarios.render() == gen_own_scenarios.TARGET.read_text(encoding="utf-8")
+    assert gen_own_scenarios.main(["--check"]) == 0
+
+
+def test_the_runner_walks_our_own_recordings_and_fails_a_changed_scenario(tmp_path: Path) -> None:
+    """A scenario that asks for another tool, or drops the few-shot history, no longer
+    replays: the runner checks our recordings, it does not just load them."""
+    cassettes = ROOT / "cassettes"
+    own = conformance.load_scenarios(cassettes / "own-scenarios.yaml")
+    tool_loop = conformance.find_scenario("local/chat/tool_loop.yaml", own)
+    assert tool_loop is not None and tool_loop.history
+    wrong_tool = dataclasses.replace(tool_loop, expect={"tool_names": ["forecast"]})
+    no_history = dataclasses.replace(tool_loop, history=())
+    for scenario, reason in ((wrong_tool, "tools called ['weather'] != expected ['forecast']"),
+                             (no_history, "CassetteMismatch")):
+        out = io.StringIO()
+        path = cassettes / "local" / "chat" / "tool_loop.yaml"
+        assert conformance.run([path], [dataclasses.replace(scenario, match="*")], out) == (0, 1, 0)
+        assert reason in out.getvalue()
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -76,6 +109,13 @@ def _write(tmp_path: Path, text: str) -> Path:
         "    settings: {extra_body: {tag: cohere}}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
         "    settings: {extra_body: {tag: 3, body: {}}}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    history: hello\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    history: [hello]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    output_mode: prompted\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    profile: {vision: true}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    profile: {sampling: 1}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    tool_until_returned: yes please\n",
     ],
 )
 def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
@@ -120,7 +160,10 @@ FILE_SCENARIO = """scenarios:
 """
 
 
-@pytest.mark.conformance
+@pytest.mark.conformance(
+    "no recording of ours has a Files API exchange: neither llama-server nor llm-katan 0.22.0 "
+    "serves /v1/files"
+)
 @pytest.mark.parametrize(
     ("purpose", "content", "verdict"),
     [

@@ -13,16 +13,28 @@ This is test support: the ``zigai`` package never imports it.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 
 __all__ = [
     "REPO_ROOT",
+    "Recordings",
     "corpus_dir",
     "corpus_file",
     "missing_corpus_reason",
 ]
+
+
+@dataclass(frozen=True)
+class Recordings:
+    """A folder of real recordings the walker tests replay (the ``recordings`` fixture: our
+    ``cassettes/``, or the corpus's ``zigai-cassettes/``) and the runner's scenarios for it."""
+
+    root: Path
+    scenarios: Path
+    own: bool
 
 
 def corpus_dir() -> Path:
