@@ -70,7 +70,7 @@ def test_text_run_returns_the_text_usage_and_owned_history() -> None:
         assert len(result.messages) == 2
         first = result.messages[0]
         assert isinstance(first, RequestMessage)
-        assert first.parts == (UserPromptPart("hi"),)
+        assert first.parts == (UserPromptPart("hi", timestamp=first.timestamp),)
         assert result.new_messages() == result.messages
 
 
@@ -124,7 +124,7 @@ def test_message_history_in_and_new_messages_out() -> None:
     with Agent(second.model).run("second", message_history=history) as r2:
         assert r2.messages[:2] == history
         assert len(r2.new_messages()) == 2
-        assert r2.new_messages()[0].parts == (UserPromptPart("second"),)
+        assert r2.new_messages()[0].parts == (UserPromptPart("second", timestamp=r2.new_messages()[0].timestamp),)
         assert second.requests[0].messages[:2] == history
 
 
@@ -313,7 +313,7 @@ def test_text_output_validator_retry_then_accept() -> None:
 
     with Agent(script.model, output_validators=[validator]).run("hi") as result:
         assert result.output == "GOOD"
-        assert result.messages[2].parts == (RetryPromptPart("say good"),)
+        assert result.messages[2].parts == (RetryPromptPart("say good", timestamp=result.messages[2].timestamp),)
 
 
 def test_output_retries_bounded_exactly() -> None:

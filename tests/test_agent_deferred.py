@@ -148,7 +148,7 @@ def test_resume_runs_immediate_and_approved_calls_and_never_replays_the_request(
         ]
         assert returns.parts[2].content == {"tracking": "T1"}
         assert len(result.messages) == 4
-        assert result.new_messages()[0].parts[0] == UserPromptPart("go")
+        assert result.new_messages()[0].parts[0] == UserPromptPart("go", timestamp=result.new_messages()[0].timestamp)
     assert model.request_count == 2  # one before the pause, one after — no replay
 
 
@@ -156,8 +156,10 @@ def test_deny_becomes_a_denied_tool_return_with_the_reason() -> None:
     agent, _, state = _pause()
     with agent.resume_run(state, [ResumeDecision.deny("c2", "not today"), ResumeDecision.deny("c3")]) as outcome:
         returns = outcome.result.messages[2].parts
-    assert returns[1] == ToolReturnPart("publish", "c2", "not today", ToolOutcome.denied)
-    assert returns[2] == ToolReturnPart("ship", "c3", "The tool call was denied.", ToolOutcome.denied)
+        stamp = outcome.result.messages[2].timestamp
+    assert returns[1] == ToolReturnPart("publish", "c2", "not today", ToolOutcome.denied, timestamp=stamp)
+    assert returns[2] == ToolReturnPart("ship", "c3", "The tool call was denied.", ToolOutcome.denied,
+                                        timestamp=stamp)
     assert RAN == ["lookup"]
 
 

@@ -132,3 +132,68 @@ def test_stamping_keeps_every_other_response_field() -> None:
     assert kept.timestamp == START
     assert all(getattr(kept, f.name) == getattr(answer, f.name)
                for f in fields(ResponseMessage) if f.name != "timestamp")
+
+
+def _part_stamps(messages: tuple[Any, ...]) -> list[tuple[str, datetime | None]]:
+    return [(part.part_kind, part.timestamp) for message in messages
+            if isinstance(message, RequestMessage) for part in message.parts]
+
+
+def test_parts_the_agent_creates_carry_their_request_timestamp() -> None:
+    """System and user prompts, tool returns and output-retry prompts are stamped from the
+    same clock reading as the request that carries them (as PydanticAI stamps its parts)."""
+    agent = _agent(clock=_ticking(), system_prompt=("Be brief.",))
+    with agent.run("sum") as result:
+        stamps = _part_stamps(result.messages)
+    assert stamps == [
+        ("system-prompt", START), ("user-prompt", START),
+        ("tool-return", START + timedelta(seconds=2)),
+        ("retry-prompt", START + timedelta(seconds=4)),
+    ]
+
+
+def test_a_bad_tool_call_retry_prompt_is_stamped_and_so_is_the_event_that_reports_it() -> None:
+    from zigai.agent import FunctionToolResultEvent
+    from zigai.testing import DeltaToolCall
+
+    def decide(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
+        if len(messages) == 1:
+            return ResponseMessage((ToolCallPart("add", '{"a":"one"}', "c1"),))
+        return ResponseMessage((TextPart("done"),))
+
+    def streamed(messages: tuple[Any, ...], info: Any) -> Any:
+        if len(messages) == 1:
+            return iter([DeltaToolCall("add", '{"a":"one"}', "c1")])
+        return iter(["done"])
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    agent = Agent(FunctionModel(decide, stream_function=streamed),
+                  tools=[tool("add", "Add.", add)], clock=_ticking())
+    with agent.run("sum") as result:
+        assert _part_stamps(result.messages) == [
+            ("user-prompt", START), ("retry-prompt", START + timedelta(seconds=2))]
+    agent = Agent(FunctionModel(decide, stream_function=streamed),
+                  tools=[tool("add", "Add.", add)], clock=_ticking())
+    with agent.run_stream("sum") as stream:
+        events = list(stream)
+        with stream.result() as result:
+            reported = [e.result for e in events if isinstance(e, FunctionToolResultEvent)]
+            assert [p.timestamp for p in reported] == [START + timedelta(seconds=2)]
+            assert reported[0] == result.messages[2].parts[0]
+
+
+def test_parts_of_an_incoming_history_or_built_with_a_timestamp_are_never_rewritten() -> None:
+    from zigai.messages import UserPromptPart
+
+    given = datetime(2020, 1, 1, tzinfo=UTC)
+    prior = (RequestMessage((UserPromptPart("earlier"),)),
+             ResponseMessage((TextPart("ok"),)),
+             RequestMessage((UserPromptPart("stamped", timestamp=given),)))
+    agent = Agent(FunctionModel(lambda messages, info: ResponseMessage((TextPart("hi"),))),
+                  clock=lambda: START)
+    with agent.run("now", message_history=prior) as result:
+        assert result.messages[:3] == prior
+        assert _part_stamps(result.messages) == [
+            ("user-prompt", None), ("user-prompt", given), ("user-prompt", START)]

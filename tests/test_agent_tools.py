@@ -128,7 +128,7 @@ def test_invalid_arguments_become_retry_prompts_and_are_bounded_per_tool() -> No
         retry = result.messages[2].parts[0]
         assert isinstance(retry, RetryPromptPart) and retry.tool_call_id == "1"
         assert "$.a" in retry.content
-        assert result.messages[4].parts == (ToolReturnPart("add", "2", 3),)
+        assert result.messages[4].parts == (ToolReturnPart("add", "2", 3, timestamp=result.messages[4].timestamp),)
     bad = Script([reply(call("add", {"a": "x"}, "1")), reply(call("add", {"b": "y"}, "2"))])
     with pytest.raises(ToolRetriesExceeded) as info:
         Agent(bad.model, tools=[adder]).run("go")

@@ -135,7 +135,7 @@ def test_json_object_output_accepts_objects_and_corrects_non_objects() -> None:
         assert script.requests[0].output_format == OutputFormat("json_object")
         retry = result.messages[2]
         assert isinstance(retry, RequestMessage)
-        assert retry.parts == (RetryPromptPart("The response must be a JSON object."),)
+        assert retry.parts == (RetryPromptPart("The response must be a JSON object.", timestamp=retry.timestamp),)
 
 
 def test_native_output_validates_locally_and_appends_a_correction() -> None:
@@ -205,7 +205,8 @@ def test_tool_output_unwraps_value_and_names_the_branch() -> None:
     with Agent(script.model, output=spec).run("hi") as result:
         assert result.output == 7 and result.output_name == "count"
         assert [t.name for t in script.requests[0].tools] == ["point", "count"]
-        assert result.messages[-1].parts == (ToolReturnPart("count", "c1", "Final result processed."),)
+        assert result.messages[-1].parts == (
+            ToolReturnPart("count", "c1", "Final result processed.", timestamp=result.messages[-1].timestamp),)
 
 
 def test_tool_output_invalid_arguments_become_a_tool_retry() -> None:

@@ -13,6 +13,7 @@ history only grows; one thread drives a run.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import itertools
 import os
@@ -204,9 +205,23 @@ class RunCore:
             )
         return stamp
 
-    def new_request(self, parts: tuple[Any, ...], instructions: str | None = None) -> RequestMessage:
-        """A request message this run sends, stamped with :meth:`now`."""
-        return RequestMessage(parts, instructions=instructions, timestamp=self.now())
+    def new_request(self, parts: tuple[Any, ...], instructions: str | None = None,
+                    now: datetime | None = None) -> RequestMessage:
+        """A request message this run sends, stamped with ``now`` (default :meth:`now`), and
+        so is each of its parts that has a ``timestamp`` field still unset."""
+        if now is None:
+            now = self.now()
+        return RequestMessage(self.stamp_parts(parts, now), instructions=instructions, timestamp=now)
+
+    @staticmethod
+    def stamp_parts(parts: tuple[Any, ...], now: datetime) -> tuple[Any, ...]:
+        """``parts`` with ``now`` as the timestamp of each part this run created without one
+        (user and system prompts, tool returns, retry prompts).  A part that already has a
+        timestamp is kept as it is, so nothing of an incoming history is ever rewritten."""
+        if all(getattr(part, "timestamp", now) is not None for part in parts):
+            return parts
+        return tuple(dataclasses.replace(part, timestamp=now)
+                     if getattr(part, "timestamp", now) is None else part for part in parts)
 
     def stamped(self, response: ResponseMessage) -> ResponseMessage:
         """``response`` with :meth:`now` as its timestamp when the model gave none."""

@@ -388,12 +388,13 @@ def _tool_step(run: RunCore, calls: list[Any], dispatch: _Dispatch | None) -> bo
     for name, limit, message in failures:
         _count_tool_retry(run, name, limit, message)
 
-    ordered = tuple(parts[i] for i in range(len(calls)))
+    now = run.now()
+    ordered = run.stamp_parts(tuple(parts[i] for i in range(len(calls))), now)
     if dispatch is not None:
         dispatch.end(ordered, accepted)
     if run._sink is not None:
         _emit_results(run, calls, ordered, output_names)
-    run.messages.append(run.new_request(ordered))
+    run.messages.append(run.new_request(ordered, now=now))
     for index in sorted(follow_ups):
         run.messages.extend(follow_ups[index])
     if run.caps is not None:
