@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import enum
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict, Union
@@ -214,6 +217,13 @@ def test_decode_each_shape(tp: Any, value: Any, expected: Any) -> None:
          "expected integer, got string"),
         (dict[str, int], {"a b": "x"}, "$['a b']", "expected integer, got string"),
         (Positive, {"n": 0}, "$", "Positive rejected the value: n must be positive"),
+        # a string in the wrong form is quoted (cut at 40 characters), not called "string"
+        (uuid.UUID, "nope", "$", "expected a UUID string, got 'nope'"),
+        (datetime.date, "2025-13-01", "$", "expected an ISO 8601 date (YYYY-MM-DD), got '2025-13-01'"),
+        (datetime.datetime, "x" * 40, "$", f"expected an ISO 8601 date-time, got {'x' * 40!r}"),
+        (datetime.datetime, "x" * 41, "$",
+         f"expected an ISO 8601 date-time, got {'x' * 40!r}... (41 characters)"),
+        (decimal.Decimal, [1], "$", "expected a decimal number or decimal string, got array"),
     ],
 )
 def test_decode_failures_name_the_path(tp: Any, value: Any, path: str, reason: str) -> None:

@@ -61,6 +61,20 @@ class EncodeError(ToolError):
         self.path = path
 
 
+#: How much of a rejected string a formatted-value error quotes.
+SHOWN_CHARS = 40
+
+
+def _shown(value: Any) -> str:
+    """A rejected value for an error message: a string (the right JSON type in the wrong
+    form) is quoted, cut at :data:`SHOWN_CHARS`; anything else is named by its JSON type."""
+    if not isinstance(value, str):
+        return type_name(value)
+    if len(value) <= SHOWN_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_CHARS]!r}... ({len(value)} characters)"
+
+
 def _fail(path: str, reason: str) -> DecodeError:
     return DecodeError(f"{path}: {reason}", path=path, reason=reason)
 
@@ -140,7 +154,7 @@ def decode(tp: Any, value: Any, path: str = "$") -> Any:
         try:
             return decode_formatted(kind, value)
         except FormatError as exc:
-            raise _fail(path, f"{exc}, got {type_name(value)}") from None
+            raise _fail(path, f"{exc}, got {_shown(value)}") from None
     if kind == "pydantic":
         return _decode_pydantic(shape.args[0], value, path)
     return _decode_object(shape.args[0], kind, value, path)
