@@ -139,3 +139,32 @@ def test_stream_text_yields_deltas_or_the_growing_text() -> None:
             assert result.output == "Hello, world"
     with agent.run_stream("hi") as stream:
         assert list(stream.stream_text()) == ["Hello", "Hello, ", "Hello, world"]
+
+
+def test_a_validator_that_cannot_take_name_ctx_value_is_refused_when_the_agent_is_built() -> None:
+    """A PydanticAI-style ``(ctx, value)`` validator fails at ``Agent(...)`` with the expected
+    call shape, not with a bare ``TypeError`` after the model was paid for."""
+    from zigai.agent import InvalidAgentConfiguration
+
+    def two(ctx: Any, value: str) -> Any:
+        return OutputResult.output(value)
+
+    def four(name: Any, ctx: Any, value: str, extra: Any) -> Any:
+        return OutputResult.output(value)
+
+    model, _ = _answers("hi")
+    for bad, shown in ((two, "(ctx: 'Any', value: 'str')"), (four, "extra")):
+        with pytest.raises(InvalidAgentConfiguration) as info:
+            Agent(model, output_validators=[bad])
+        assert f"output validator {bad.__name__!r} takes" in str(info.value) and shown in str(info.value)
+        assert "validator(name, ctx, value)" in str(info.value)
+
+    def flexible(*args: Any, **kwargs: Any) -> Any:
+        return OutputResult.output(args[2])
+
+    class Checker:
+        def __call__(self, name: Any, ctx: Any, value: str, strict: bool = True) -> Any:
+            return OutputResult.output(value.upper())
+
+    with Agent(model, output_validators=[flexible, Checker()]).run("q") as result:
+        assert result.output == "HI"

@@ -16,6 +16,7 @@ Invariants:
 
 from __future__ import annotations
 
+import inspect
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -341,6 +342,9 @@ class AgentConfig:
             for item in items:
                 if not callable(item):
                     raise InvalidAgentConfiguration(f"Agent.{name} must contain callables")
+            if name == "output_validators":
+                for item in items:
+                    _check_validator_signature(item)
             set_(self, name, items)
         tools = tuple(self.tools)
         for tool in tools:
@@ -473,3 +477,22 @@ class AgentConfig:
             raise InvalidAgentConfiguration(f"unknown typed output mode {chosen!r}")
 
         return build()
+
+
+def _check_validator_signature(validator: Any) -> None:
+    """An output validator is called as ``validator(name, ctx, value)``; one that cannot take
+    those three (a PydanticAI-style ``(ctx, value)``, say) is refused when the agent is built,
+    not with a bare ``TypeError`` in the middle of a run."""
+    try:
+        signature = inspect.signature(validator)
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return
+    try:
+        signature.bind(None, None, None)
+    except TypeError:
+        raise InvalidAgentConfiguration(
+            f"output validator {getattr(validator, '__name__', validator)!r} takes {signature}, "
+            "but is called as validator(name, ctx, value): add the leading name parameter "
+            "(the output choice's name, 'text' for plain text)"
+        ) from None
+
