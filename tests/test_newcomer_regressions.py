@@ -164,3 +164,28 @@ def test_a_pause_that_cannot_be_saved_anywhere_is_printed_on_stderr(
     document = text.split("-----\n")[1]
     assert '"kind": "zigai.cli.pause"' in document and '"state"' in document
     assert "cannot write pause file 'kept/p.json'" in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize(("model", "hint"), [
+    ("gpt-5-mini", "; did you mean 'openai:gpt-5-mini'?"),
+    ("o3-mini", "; did you mean 'openai:o3-mini'?"),
+    ("claude-sonnet-4-5", "; did you mean 'anthropic:claude-sonnet-4-5'?"),
+    ("gemini-2.5-flash", "; did you mean 'google:gemini-2.5-flash'?"),
+    ("llama3", "; put the provider first, as in 'openai_compatible:llama3'"),
+    ("openai:", ""),
+    ("gpt 5", ""),
+])
+def test_a_bare_model_name_gets_the_provider_prefix_it_needs(model: str, hint: str) -> None:
+    from zigai.models import InvalidModelString, infer_model
+
+    with pytest.raises(InvalidModelString) as info:
+        infer_model(model, env={})
+    assert str(info.value) == f"model strings look like 'openai:gpt-5-mini' or 'test', got {model!r}{hint}"
+    code, _, err = _cli_bare(model)
+    assert code == ExitCode.usage and hint in err
+
+
+def _cli_bare(model: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["run", "hi", "--model", model], env={}, out=out, err=err)
+    return code, out.getvalue(), err.getvalue()

@@ -343,6 +343,21 @@ MAX_MODEL_STRING = 512
 """The longest accepted model string (characters)."""
 
 
+# Model-name prefixes that say which provider a bare name (no "provider:") belongs to.
+_BARE_NAME_PROVIDERS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+                        ("claude-", "anthropic"), ("gemini-", "google"))
+
+
+def _bare_name_hint(text: str, sep: str) -> str:
+    """``; did you mean 'openai:gpt-5-mini'?`` for a bare name of a well-known family."""
+    if sep or not text or any(c.isspace() or ord(c) < 32 for c in text):
+        return ""
+    for prefix, provider in _BARE_NAME_PROVIDERS:
+        if text.lower().startswith(prefix):
+            return f"; did you mean '{provider}:{text}'?"
+    return "; put the provider first, as in 'openai_compatible:" + text + "'"
+
+
 def parse_model_string(model: str) -> ModelString:
     """Split ``"<provider>:<model>"`` (or ``"test"``) and canonicalize the provider prefix."""
     if not isinstance(model, str):
@@ -356,6 +371,7 @@ def parse_model_string(model: str) -> ModelString:
     if not sep or not prefix or not name or any(c.isspace() or ord(c) < 32 for c in text):
         raise InvalidModelString(
             f"model strings look like 'openai:gpt-5-mini' or 'test', got {model!r}"
+            + _bare_name_hint(text, sep)
         )
     canonical = _ALIASES.get(prefix.lower(), prefix.lower())
     if canonical not in PROVIDERS:
