@@ -52,11 +52,12 @@ EXPECT_KEYS = frozenset(
 )
 SCENARIO_KEYS = frozenset(
     {"match", "family", "system", "prompt", "history", "tool", "tool_until_returned", "settings",
-     "output_schema", "output_name", "output_mode", "profile", "retry", "runs", "expect", "file",
-     "operations", "builtin_tools"}
+     "output_schema", "output_name", "output_mode", "profile", "chat_options", "follow_up", "retry",
+     "runs", "expect", "file", "operations", "builtin_tools"}
 )
 OUTPUT_MODES = frozenset({"native", "tool"})
-PROFILE_KEYS = frozenset({"sampling"})
+PROFILE_KEYS = frozenset({"sampling", "reasoning_efforts"})
+CHAT_OPTION_KEYS = frozenset({"replay_reasoning_field"})
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
 FILE_OPERATIONS = ("upload", "inspect", "download", "delete")
@@ -106,6 +107,8 @@ class Scenario:
     tool_until_returned: bool = False
     output_mode: str = "native"
     profile: dict[str, Any] | None = None
+    chat_options: dict[str, Any] | None = None
+    follow_up: str | None = None
 
 
 def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
@@ -190,9 +193,19 @@ def load_scenarios(path: Path) -> list[Scenario]:
         if raw.get("output_mode", "native") not in OUTPUT_MODES:
             raise ScenarioError(f"{where}: 'output_mode' must be one of {sorted(OUTPUT_MODES)}")
         profile = raw.get("profile")
-        if profile is not None and not (isinstance(profile, dict) and set(profile) <= PROFILE_KEYS
-                                        and all(isinstance(v, bool) for v in profile.values())):
-            raise ScenarioError(f"{where}: 'profile' takes only booleans {sorted(PROFILE_KEYS)}")
+        if profile is not None and not (
+            isinstance(profile, dict) and set(profile) <= PROFILE_KEYS
+            and isinstance(profile.get("sampling", False), bool)
+            and isinstance(profile.get("reasoning_efforts", []), list)
+        ):
+            raise ScenarioError(f"{where}: 'profile' takes {{sampling: BOOL, reasoning_efforts: [...]}}")
+        chat_options = raw.get("chat_options")
+        if chat_options is not None and not (isinstance(chat_options, dict)
+                                             and set(chat_options) <= CHAT_OPTION_KEYS):
+            raise ScenarioError(f"{where}: 'chat_options' takes only {sorted(CHAT_OPTION_KEYS)}")
+        follow_up = raw.get("follow_up")
+        if follow_up is not None and not (isinstance(follow_up, str) and follow_up):
+            raise ScenarioError(f"{where}: 'follow_up' must be a prompt string")
         if not isinstance(raw.get("tool_until_returned", False), bool):
             raise ScenarioError(f"{where}: 'tool_until_returned' must be true or false")
         found.append(
@@ -207,6 +220,7 @@ def load_scenarios(path: Path) -> list[Scenario]:
                 builtin_tools=_check_builtin_tools(raw.get("builtin_tools"), where),
                 history=tuple(history), tool_until_returned=raw.get("tool_until_returned", False),
                 output_mode=raw.get("output_mode", "native"), profile=profile,
+                chat_options=chat_options, follow_up=follow_up,
             )
         )
     return found
@@ -306,18 +320,26 @@ def _openai_profile(profile: dict[str, Any]) -> Any:
     settings = profiles.BASE_SETTINGS
     if profile.get("sampling"):
         settings = settings | profiles.SAMPLING_SETTINGS
-    return dataclasses.replace(profiles.UNKNOWN_PROFILE, settings=settings)
+    efforts = frozenset(profile.get("reasoning_efforts", ()))
+    if not efforts:
+        return dataclasses.replace(profiles.UNKNOWN_PROFILE, settings=settings)
+    return dataclasses.replace(profiles.UNKNOWN_PROFILE, settings=settings, supports_thinking=True,
+                               reasoning_efforts=efforts)
 
 
-def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = None) -> Any:
+def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = None,
+                chat_options: dict[str, Any] | None = None) -> Any:
     """The adapter client for a route, configured only from route facts (and, for a model
-    the catalog does not know, the scenario's ``profile``)."""
+    the catalog does not know, the scenario's ``profile``; for a Chat Completions server, its
+    ``chat_options``)."""
     from zigai.security import UrlPolicy
 
     if route.kind in LATER_WORK:
         raise Skip(LATER_WORK[route.kind])
     if profile is not None and route.kind != "openai-responses":
         raise AssertionError(f"a scenario profile applies to openai-responses routes, not {route.kind}")
+    if chat_options is not None and (route.kind != "chat-completions" or route.named is not None):
+        raise AssertionError(f"chat_options apply to plain chat-completions routes, not {route.kind}")
     host = urlsplit(route.api_root).hostname or ""
     # Recordings on reserved test hosts (*.test) and of local servers (loopback) need an
     # explicit local-development policy.
@@ -362,7 +384,9 @@ def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = N
                 key, transport=transport, base_url=route.api_root, name="openai_compatible",
                 url_policy=policy,
             )
-            return compat.Client(route.model_id, provider)
+            if chat_options is None:
+                return compat.Client(route.model_id, provider)
+            return compat.Client(route.model_id, provider, options=compat.ChatOptions(**chat_options))
         module = _import(f"zigai.providers.{route.named}")
         # Deployment-scoped roots take their one route fact (resource, region) from the host;
         # every other named provider must reproduce the recording from its built-in root.
@@ -649,7 +673,7 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
         run_file_operations(build_file_provider(route, transport), scenario)
         transport.assert_all_consumed()
         return
-    model = build_model(route, transport, scenario.profile)
+    model = build_model(route, transport, scenario.profile, scenario.chat_options)
     agent = _build_agent(scenario, model)
     if scenario.family == "provider-error":
         for index, run in enumerate(scenario.runs):
@@ -677,7 +701,18 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
     else:
         with _run_once(agent, scenario) as result:
             check_result(result, scenario.expect)
+            if scenario.follow_up is not None:
+                _run_follow_up(agent, scenario.follow_up, result.messages)
     transport.assert_all_consumed()
+
+
+def _run_follow_up(agent: Any, prompt: str, history: tuple[Any, ...]) -> None:
+    """A second, buffered turn over the first run's conversation (what a recording of a
+    provider's replay rule, for reasoning say, holds after its first exchange)."""
+    from zigai.agent import RunOptions
+
+    with agent.run(prompt, options=RunOptions(message_history=history)) as second:
+        check_result(second, {"requests": 1})
 
 
 def iter_cassettes(paths: list[Path]) -> Iterable[tuple[Path, Path]]:

@@ -11,10 +11,10 @@ Usage::
 and ``scripts/record_katan.py`` records ``cassettes/katan/`` from
 ``tests/support/katan_model.py``.  Each entry below restates one of those runs in the
 runner's neutral terms (prompt, few-shot history, tool, settings, output) so that
-``scripts/conformance.py cassettes`` replays our recordings through the real ``Agent`` the
-way it replays the shared corpus.  Expectations are the structural ones the recording
-definitions state (request count, which tool was called, the refusal's error and status),
-never a recorded wording.
+``scripts/conformance.py --scenarios cassettes/own-scenarios.yaml cassettes`` replays our
+recordings through the real ``Agent`` the way it replays the shared corpus.  Expectations
+are the structural ones the recording definitions state (request count, which tool was
+called, a thinking part, the refusal's error and status), never a recorded wording.
 """
 
 from __future__ import annotations
@@ -63,7 +63,9 @@ def _history(messages: tuple[Any, ...]) -> list[Any]:
     return list(json.loads(stringify(messages))["messages"]) if messages else []
 
 
-def _family(streamed: bool, tool: bool, structured: bool) -> str:
+def _family(streamed: bool, tool: bool, structured: bool, thinking: bool = False) -> str:
+    if thinking:
+        return "thinking"
     if structured:
         return "structured-output"
     if tool:
@@ -85,7 +87,7 @@ def local_scenarios() -> list[dict[str, Any]]:
             entry: dict[str, Any] = {
                 "match": f"local/{protocol}/{spec.name}.yaml",
                 "family": "provider-error" if spec.rejected else _family(
-                    spec.streamed, spec.tool, spec.structured),
+                    spec.streamed, spec.tool, spec.structured, spec.thinking),
                 "prompt": spec.prompt,
             }
             history = _history(local_model.history_for(protocol, spec))
@@ -101,14 +103,24 @@ def local_scenarios() -> list[dict[str, Any]]:
                 entry["output_schema"] = dict(choice.schema)
                 entry["output_name"] = choice.name
                 entry["output_mode"] = "tool" if output.mode.value == "tool" else "native"
+            client = local_model.build_model(protocol, local_model.DEFAULT_URL, None)
             if protocol == "responses":
-                entry["profile"] = {"sampling": True}
+                entry["profile"] = {"sampling": "temperature" in client.profile.settings}
+                if spec.thinking:
+                    entry["profile"]["reasoning_efforts"] = sorted(client.profile.reasoning_efforts)
+            if protocol == "chat" and spec.thinking:
+                entry["chat_options"] = {
+                    "replay_reasoning_field": client.options.replay_reasoning_field}
+            if spec.follow_up is not None:
+                entry["follow_up"] = spec.follow_up
             if spec.rejected:
                 entry["runs"] = [{"expect": {"error": "bad_request", "status": 400}}]
             else:
                 expect: dict[str, Any] = {"requests": 2 if spec.tool else 1}
                 if spec.tool:
                     expect["tool_names"] = ["weather"]
+                if spec.thinking:
+                    expect["thinking"] = True
                 entry["expect"] = expect
             found.append(entry)
     return found

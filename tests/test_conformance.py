@@ -116,6 +116,11 @@ def _write(tmp_path: Path, text: str) -> Path:
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    profile: {sampling: 1}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
         "    tool_until_returned: yes please\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    profile: {reasoning_efforts: high}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    chat_options: {system_role: developer}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    follow_up: ''\n",
     ],
 )
 def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
