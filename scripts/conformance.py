@@ -23,6 +23,7 @@ later work are skipped with that reason, never passed.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import os
@@ -58,6 +59,7 @@ SCENARIO_KEYS = frozenset(
 OUTPUT_MODES = frozenset({"native", "tool"})
 PROFILE_KEYS = frozenset({"sampling", "reasoning_efforts"})
 CHAT_OPTION_KEYS = frozenset({"replay_reasoning_field"})
+RUN_KEYS = frozenset({"expect", "model"})
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
 FILE_OPERATIONS = ("upload", "inspect", "download", "delete")
@@ -185,6 +187,9 @@ def load_scenarios(path: Path) -> list[Scenario]:
                 raise ScenarioError(f"{where}: unknown expectation keys {sorted(bad)}")
         if raw["family"] == "provider-error" and not raw.get("runs"):
             raise ScenarioError(f"{where}: provider-error scenarios need 'runs'")
+        for run in raw.get("runs") or []:
+            if not isinstance(run, dict) or set(run) - RUN_KEYS or not isinstance(run.get("model", "m"), str):
+                raise ScenarioError(f"{where}: each run is {{expect: ..., model: STR}} (model optional)")
         if raw["family"] == "structured-output" and not isinstance(raw.get("output_schema"), dict):
             raise ScenarioError(f"{where}: structured-output scenarios need 'output_schema'")
         history = raw.get("history") or []
@@ -678,8 +683,13 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
     if scenario.family == "provider-error":
         for index, run in enumerate(scenario.runs):
             expect = run.get("expect") or {}
+            run_agent = agent
+            if "model" in run:  # this run asks for another model of the same route
+                other = build_model(dataclasses.replace(route, model_id=run["model"]), transport,
+                                    scenario.profile, scenario.chat_options)
+                run_agent = _build_agent(scenario, other)
             try:
-                result = _run_once(agent, scenario)
+                result = _run_once(run_agent, scenario)
             except Exception as exc:  # noqa: BLE001 - the expectation decides
                 if "error" not in expect:
                     raise AssertionError(f"run {index}: unexpected {type(exc).__name__}: {exc}") from exc

@@ -121,6 +121,10 @@ def _write(tmp_path: Path, text: str) -> Path:
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
         "    chat_options: {system_role: developer}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    follow_up: ''\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-error\n    prompt: hi\n"
+        "    runs: [{expect: {}, seed: 3}]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: provider-error\n    prompt: hi\n"
+        "    runs: [{model: 7}]\n",
     ],
 )
 def test_malformed_scenario_files_are_rejected(tmp_path: Path, text: str) -> None:
