@@ -12,7 +12,8 @@ Output items:
 * ``reasoning`` → :class:`ThinkingPart`: content is the summary texts joined by a blank line
   (falling back to ``reasoning_text`` content), ``signature`` is ``encrypted_content`` (an
   empty one, as servers without encrypted reasoning send, means none), and the individual
-  summaries are kept as ``details["summary"]`` for unchanged replay.
+  texts are kept by field as ``details["summary"]`` / ``details["content"]`` so replay sends
+  each back in the field it arrived in.
 * ``function_call`` → :class:`ToolCallPart` (``call_id`` is the tool call id, the item id is
   kept as ``id``); an item with status ``incomplete`` is not a usable call and is dropped.
 * any other ``*_call`` item (``web_search_call`` ...) → a :class:`NativeToolCallPart` plus a
@@ -25,7 +26,7 @@ Every part carries ``ProviderPart(provider_name, id=<item id>)``.  Contract viol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zigai import json as zjson
@@ -33,6 +34,7 @@ from zigai.messages import (
     FinishReason,
     NativeToolCallPart,
     NativeToolReturnPart,
+    ProviderDetails,
     ProviderPart,
     ResponseMessage,
     ResponsePart,
@@ -134,22 +136,34 @@ def message_parts(item: Mapping[str, Any], path: str, provider_name: str
 
 def reasoning_part(item: Mapping[str, Any], path: str, provider_name: str) -> ThinkingPart:
     item_id = string(item, "id", path, optional=True)
-    summaries: list[str] = []
-    for index, entry in enumerate(array(item, "summary", path, optional=True)):
-        text = string(obj(entry, f"{path}.summary[{index}]"), "text", f"{path}.summary[{index}]")
-        assert text is not None
-        summaries.append(text)
-    texts = list(summaries)
-    if not texts:
-        for index, entry in enumerate(array(item, "content", path, optional=True)):
-            where = f"{path}.content[{index}]"
-            text = string(obj(entry, where), "text", where)
-            assert text is not None
-            texts.append(text)
+    summaries = _reasoning_texts(item, "summary", path)
+    contents = _reasoning_texts(item, "content", path)
     signature = string(item, "encrypted_content", path, optional=True) or None
-    details = {"summary": summaries} if summaries else {}
-    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(details))
-    return ThinkingPart("\n\n".join(texts), id=item_id, signature=signature, provider=provider)
+    provider = ProviderPart(provider_name, id=item_id,
+                            details=reasoning_details(summaries, contents))
+    return ThinkingPart("\n\n".join(summaries or contents), id=item_id, signature=signature,
+                        provider=provider)
+
+
+def reasoning_details(summaries: Sequence[str], contents: Sequence[str]
+                      ) -> ProviderDetails | None:
+    """What a reasoning item carried, by field, so replay sends each text back where it came."""
+    details: dict[str, Any] = {}
+    if summaries:
+        details["summary"] = list(summaries)
+    if contents:
+        details["content"] = list(contents)
+    return details_or_none(details)
+
+
+def _reasoning_texts(item: Mapping[str, Any], field: str, path: str) -> list[str]:
+    texts: list[str] = []
+    for index, entry in enumerate(array(item, field, path, optional=True)):
+        where = f"{path}.{field}[{index}]"
+        text = string(obj(entry, where), "text", where)
+        assert text is not None
+        texts.append(text)
+    return texts
 
 
 def function_call_part(item: Mapping[str, Any], path: str, provider_name: str

@@ -24,8 +24,10 @@ Replay rule for provider-generated parts (documented contract):
   default their item ids are *not* sent and reasoning items are *not* replayed: each request
   is self-contained (tool calls are matched by ``call_id``), which is what the recorded
   conformance exchanges show.  With ``replay_reasoning=True`` reasoning items are sent back
-  unchanged (id, summary, ``encrypted_content``) and function-call / assistant-message items
-  carry their ids, which OpenAI requires whenever a reasoning item precedes them.
+  unchanged (id, summary, ``reasoning_text`` content, ``encrypted_content``: each text in
+  the field it was decoded from; a part with no such record sends its text as the one
+  summary) and function-call / assistant-message items carry their ids, which OpenAI
+  requires whenever a reasoning item precedes them.
 * Thinking parts from any other provider are dropped (their opaque state means nothing to
   OpenAI).  Provider-native tool traffic (e.g. web search) is not replayed by default: OpenAI
   ran it inside the earlier response and its outcome is already in the assistant text.  With
@@ -224,6 +226,15 @@ def _own(part: Any, options: EncodeOptions) -> str | None:
     return provider.id or getattr(part, "id", None)
 
 
+def _reasoning_texts(part: ThinkingPart) -> tuple[list[str], list[str]]:
+    """The summary and ``reasoning_text`` content texts to replay, as they were decoded."""
+    details = part.provider.details if part.provider is not None else None
+    summaries = details.get("summary") if details is not None else None
+    contents = details.get("content") if details is not None else None
+    if isinstance(summaries, tuple) or isinstance(contents, tuple):
+        return ([str(s) for s in summaries or ()], [str(c) for c in contents or ()])
+    return ([part.content] if part.content else [], [])
+
 def _encode_request_part(part: Any, options: EncodeOptions, out: list[dict[str, Any]]) -> None:
     if isinstance(part, SystemPromptPart):
         out.append(_message("system", part.content))
@@ -297,16 +308,13 @@ def _encode_response_part(part: Any, options: EncodeOptions, out: list[dict[str,
         item_id = _own(part, options)
         if not replay or item_id is None:
             return  # see the replay rule in the module docstring
-        summaries: list[str]
-        details = part.provider.details if part.provider is not None else None
-        if details is not None and isinstance(details.get("summary"), tuple):
-            summaries = [str(s) for s in details["summary"]]
-        else:
-            summaries = [part.content] if part.content else []
+        summaries, contents = _reasoning_texts(part)
         reasoning: dict[str, Any] = {
             "type": "reasoning", "id": item_id,
             "summary": [{"type": "summary_text", "text": s} for s in summaries],
         }
+        if contents:
+            reasoning["content"] = [{"type": "reasoning_text", "text": c} for c in contents]
         if part.signature is not None:
             reasoning["encrypted_content"] = part.signature
         out.append(reasoning)

@@ -10,7 +10,10 @@ Event handling (``type`` of each JSON ``data``):
 * ``response.output_item.added`` starts reasoning and function-call parts (text parts start
   with their first ``content_part.added`` or text delta);
 * ``response.output_text.delta`` / ``response.refusal.delta`` / reasoning summary and
-  reasoning text deltas / ``response.function_call_arguments.delta`` produce deltas;
+  reasoning text deltas / ``response.function_call_arguments.delta`` produce deltas; a
+  reasoning ``.done`` event adds its text only when no delta streamed it, and a reasoning
+  item that never finishes still keeps its streamed texts by field (summary / content) in
+  its provider details, so replay sends them back in the fields they came in;
 * ``response.output_item.done`` ends the item's parts with exactly what
   :mod:`.decode` builds from the finished item, so the accumulated stream equals the
   buffered decode of the same response;
@@ -56,6 +59,7 @@ from zigai.providers.openai.decode import (
     decode_usage,
     finish_reason,
     obj,
+    reasoning_details,
     string,
 )
 from zigai.providers.openai.errors import OpenAIDecodeError
@@ -84,7 +88,8 @@ class StreamDecoder:
         self._text: dict[tuple[str | None, int], int] = {}  # (item id, content index) -> index
         self._items: dict[str, int] = {}  # reasoning / function-call item id -> index
         self._pending_args: dict[str, str] = {}  # args of calls whose item was not announced
-        self._summary_seen: dict[str, int] = {}
+        # reasoning item id -> streamed texts by (field, index), field "summary" or "content"
+        self._reasoning: dict[str, dict[tuple[str, int], str]] = {}
         self._refused = False
         self._incomplete_call = False
         self._events = 0
@@ -119,6 +124,14 @@ class StreamDecoder:
         self._open.discard(index)
         self._parts[index] = part
         out.append(PartEndEvent(index, part))
+
+    def _with_streamed_details(self, part: ThinkingPart, item_id: str) -> ThinkingPart:
+        """A reasoning part whose item never finished: keep its texts by field for replay."""
+        pieces = sorted(self._reasoning[item_id].items())
+        details = reasoning_details([t for (f, _), t in pieces if f == "summary"],
+                                    [t for (f, _), t in pieces if f == "content"])
+        return replace(part, provider=ProviderPart(self.provider_name, id=item_id,
+                                                   details=details))
 
     def _provider(self, item_id: str | None) -> ProviderPart:
         return ProviderPart(self.provider_name, id=item_id)
@@ -159,8 +172,13 @@ class StreamDecoder:
         if not self.completed:
             raise OpenAIDecodeError("stream ended before a terminal response event", path="$")
         out: list[ModelStreamEvent] = []
+        streamed_reasoning = {index: item_id for item_id, index in self._items.items()
+                              if item_id in self._reasoning}
         for index in sorted(self._open):
-            self._end(index, self._parts[index], out)
+            part = self._parts[index]
+            if isinstance(part, ThinkingPart) and index in streamed_reasoning:
+                part = self._with_streamed_details(part, streamed_reasoning[index])
+            self._end(index, part, out)
         has_calls = any(isinstance(p, ToolCallPart) for p in self._parts.values())
         self.finish_reason, self.raw_finish_reason = finish_reason(
             self._status, self._incomplete_details, has_tool_calls=has_calls,
@@ -235,22 +253,31 @@ class StreamDecoder:
 
     def _reasoning_delta(self, payload: dict[str, Any], path: str,
                          out: list[ModelStreamEvent]) -> None:
-        delta = string(payload, "delta", path)
+        kind = payload.get("type", "")
+        done = kind.endswith(".done")
+        text = string(payload, "text" if done else "delta", path)
         item_id = string(payload, "item_id", path)
-        assert delta is not None and item_id is not None
+        assert text is not None and item_id is not None
         index = self._items.get(item_id)
         if index is None:
             part = ThinkingPart("", id=item_id, provider=self._provider(item_id))
             index = self._items[item_id] = self._start(part, out)
-        if payload.get("type") == "response.reasoning_summary_text.delta":
-            summary = payload.get("summary_index", 0)
-            seen = self._summary_seen.get(item_id)
-            if seen is not None and seen != summary:
+        field = "summary" if "summary" in kind else "content"
+        key = (field, _event_index(payload, f"{field}_index", path))
+        pieces = self._reasoning.setdefault(item_id, {})
+        if done:
+            if key in pieces:  # the deltas already streamed it; the done text is the whole
+                pieces[key] = text
+                return
+        elif key in pieces:
+            pieces[key] += text
+        if key not in pieces:
+            if pieces:
                 self._delta_text(index, "\n\n")
                 out.append(PartDeltaEvent(index, ThinkingPartDelta("\n\n")))
-            self._summary_seen[item_id] = summary
-        self._delta_text(index, delta)
-        out.append(PartDeltaEvent(index, ThinkingPartDelta(delta)))
+            pieces[key] = text
+        self._delta_text(index, text)
+        out.append(PartDeltaEvent(index, ThinkingPartDelta(text)))
 
     def _args_delta(self, payload: dict[str, Any], path: str, out: list[ModelStreamEvent]) -> None:
         delta = string(payload, "delta", path)
@@ -316,9 +343,13 @@ class StreamDecoder:
 
 
 def _content_index(payload: dict[str, Any], path: str) -> int:
-    value = payload.get("content_index", 0)
+    return _event_index(payload, "content_index", path)
+
+
+def _event_index(payload: dict[str, Any], field: str, path: str) -> int:
+    value = payload.get(field, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise OpenAIDecodeError("expected a non-negative integer", path=f"{path}.content_index")
+        raise OpenAIDecodeError("expected a non-negative integer", path=f"{path}.{field}")
     return value
 
 
@@ -331,6 +362,8 @@ _HANDLERS = {
     "response.refusal.delta": StreamDecoder._text_delta,
     "response.reasoning_summary_text.delta": StreamDecoder._reasoning_delta,
     "response.reasoning_text.delta": StreamDecoder._reasoning_delta,
+    "response.reasoning_summary_text.done": StreamDecoder._reasoning_delta,
+    "response.reasoning_text.done": StreamDecoder._reasoning_delta,
     "response.function_call_arguments.delta": StreamDecoder._args_delta,
     "response.function_call_arguments.done": StreamDecoder._args_done,
     "error": StreamDecoder._error,
