@@ -53,12 +53,14 @@ EXPECT_KEYS = frozenset(
 )
 SCENARIO_KEYS = frozenset(
     {"match", "family", "system", "prompt", "history", "tool", "tool_until_returned", "settings",
-     "output_schema", "output_name", "output_mode", "profile", "chat_options", "follow_up", "retry",
+     "output_schema", "output_name", "output_mode", "profile", "chat_options", "responses_options",
+     "follow_up", "retry",
      "runs", "expect", "file", "operations", "builtin_tools"}
 )
 OUTPUT_MODES = frozenset({"native", "tool"})
 PROFILE_KEYS = frozenset({"sampling", "reasoning_efforts"})
 CHAT_OPTION_KEYS = frozenset({"replay_reasoning_field"})
+RESPONSES_OPTION_KEYS = frozenset({"replay_reasoning"})
 RUN_KEYS = frozenset({"expect", "model"})
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 FILE_KEYS = frozenset({"filename", "content", "media_type", "purpose"})
@@ -110,6 +112,7 @@ class Scenario:
     output_mode: str = "native"
     profile: dict[str, Any] | None = None
     chat_options: dict[str, Any] | None = None
+    responses_options: dict[str, Any] | None = None
     follow_up: str | None = None
 
 
@@ -208,6 +211,13 @@ def load_scenarios(path: Path) -> list[Scenario]:
         if chat_options is not None and not (isinstance(chat_options, dict)
                                              and set(chat_options) <= CHAT_OPTION_KEYS):
             raise ScenarioError(f"{where}: 'chat_options' takes only {sorted(CHAT_OPTION_KEYS)}")
+        responses_options = raw.get("responses_options")
+        if responses_options is not None and not (
+            isinstance(responses_options, dict) and set(responses_options) <= RESPONSES_OPTION_KEYS
+            and all(isinstance(v, bool) for v in responses_options.values())
+        ):
+            raise ScenarioError(f"{where}: 'responses_options' takes only "
+                                f"{sorted(RESPONSES_OPTION_KEYS)} (true or false)")
         follow_up = raw.get("follow_up")
         if follow_up is not None and not (isinstance(follow_up, str) and follow_up):
             raise ScenarioError(f"{where}: 'follow_up' must be a prompt string")
@@ -225,7 +235,8 @@ def load_scenarios(path: Path) -> list[Scenario]:
                 builtin_tools=_check_builtin_tools(raw.get("builtin_tools"), where),
                 history=tuple(history), tool_until_returned=raw.get("tool_until_returned", False),
                 output_mode=raw.get("output_mode", "native"), profile=profile,
-                chat_options=chat_options, follow_up=follow_up,
+                chat_options=chat_options, responses_options=responses_options,
+                follow_up=follow_up,
             )
         )
     return found
@@ -333,10 +344,11 @@ def _openai_profile(profile: dict[str, Any]) -> Any:
 
 
 def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = None,
-                chat_options: dict[str, Any] | None = None) -> Any:
+                chat_options: dict[str, Any] | None = None,
+                responses_options: dict[str, Any] | None = None) -> Any:
     """The adapter client for a route, configured only from route facts (and, for a model
     the catalog does not know, the scenario's ``profile``; for a Chat Completions server, its
-    ``chat_options``)."""
+    ``chat_options``; for a Responses one, its ``responses_options``)."""
     from zigai.security import UrlPolicy
 
     if route.kind in LATER_WORK:
@@ -345,6 +357,8 @@ def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = N
         raise AssertionError(f"a scenario profile applies to openai-responses routes, not {route.kind}")
     if chat_options is not None and (route.kind != "chat-completions" or route.named is not None):
         raise AssertionError(f"chat_options apply to plain chat-completions routes, not {route.kind}")
+    if responses_options is not None and route.kind != "openai-responses":
+        raise AssertionError(f"responses_options apply to openai-responses routes, not {route.kind}")
     host = urlsplit(route.api_root).hostname or ""
     # Recordings on reserved test hosts (*.test) and of local servers (loopback) need an
     # explicit local-development policy.
@@ -354,9 +368,10 @@ def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = N
     if route.kind == "openai-responses":
         openai = _import("zigai.providers.openai")
         provider = openai.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
+        options = responses_options or {}
         if profile is None:
-            return openai.Client(route.model_id, provider)
-        return openai.Client(route.model_id, provider, profile=_openai_profile(profile))
+            return openai.Client(route.model_id, provider, **options)
+        return openai.Client(route.model_id, provider, profile=_openai_profile(profile), **options)
     if route.kind == "azure-responses":
         azure = _import("zigai.providers.azure_openai")
         provider = azure.Provider(key, transport, resource=host.split(".", 1)[0])
@@ -678,7 +693,8 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
         run_file_operations(build_file_provider(route, transport), scenario)
         transport.assert_all_consumed()
         return
-    model = build_model(route, transport, scenario.profile, scenario.chat_options)
+    model = build_model(route, transport, scenario.profile, scenario.chat_options,
+                        scenario.responses_options)
     agent = _build_agent(scenario, model)
     if scenario.family == "provider-error":
         for index, run in enumerate(scenario.runs):
@@ -686,7 +702,8 @@ def run_cassette(path: Path, relative: str, scenarios: list[Scenario]) -> None:
             run_agent = agent
             if "model" in run:  # this run asks for another model of the same route
                 other = build_model(dataclasses.replace(route, model_id=run["model"]), transport,
-                                    scenario.profile, scenario.chat_options)
+                                    scenario.profile, scenario.chat_options,
+                                    scenario.responses_options)
                 run_agent = _build_agent(scenario, other)
             try:
                 result = _run_once(run_agent, scenario)

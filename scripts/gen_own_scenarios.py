@@ -85,6 +85,8 @@ def local_scenarios() -> list[dict[str, Any]]:
     tool = local_model.weather_tool([])
     for protocol in local_model.PROTOCOLS:
         for spec in local_model.SCENARIOS:
+            if protocol not in spec.protocols:
+                continue
             entry: dict[str, Any] = {
                 "match": f"local/{protocol}/{spec.name}.yaml",
                 "family": "provider-error" if spec.rejected else _family(
@@ -104,11 +106,13 @@ def local_scenarios() -> list[dict[str, Any]]:
                 entry["output_schema"] = dict(choice.schema)
                 entry["output_name"] = choice.name
                 entry["output_mode"] = "tool" if output.mode.value == "tool" else "native"
-            client = local_model.build_model(protocol, local_model.DEFAULT_URL, None)
+            client = local_model.build_model(protocol, local_model.DEFAULT_URL, None, spec)
             if protocol == "responses":
                 entry["profile"] = {"sampling": "temperature" in client.profile.settings}
                 if spec.thinking:
                     entry["profile"]["reasoning_efforts"] = sorted(client.profile.reasoning_efforts)
+            if protocol == "responses" and spec.replay_reasoning:
+                entry["responses_options"] = {"replay_reasoning": client.options.replay_reasoning}
             if protocol == "chat" and spec.thinking:
                 entry["chat_options"] = {
                     "replay_reasoning_field": client.options.replay_reasoning_field}

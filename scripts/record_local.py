@@ -43,10 +43,12 @@ def main(argv: list[str]) -> int:
     for protocol in protocols:
         for name in names:
             spec = local_model.scenario(name)
+            if protocol not in spec.protocols:
+                continue
             recorder = RecordingTransport(http)
             started = time.monotonic()
             try:
-                outcome = local_model.run(protocol, spec, local_model.build_model(protocol, url, recorder))
+                outcome = local_model.run(protocol, spec, local_model.build_model(protocol, url, recorder, spec))
                 local_model.check(spec, outcome, protocol)
             except Exception as exc:  # noqa: BLE001 - report and keep the old cassette
                 failures += 1

@@ -120,6 +120,10 @@ def _write(tmp_path: Path, text: str) -> Path:
         "    profile: {reasoning_efforts: high}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
         "    chat_options: {system_role: developer}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    responses_options: {store: true}\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    responses_options: {replay_reasoning: 1}\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    follow_up: ''\n",
         "scenarios:\n  - match: '*.yaml'\n    family: provider-error\n    prompt: hi\n"
         "    runs: [{expect: {}, seed: 3}]\n",

@@ -15,7 +15,7 @@ import pytest
 from support import local_model, replays
 from support.cassettes import CassetteMismatch, ReplayTransport
 
-CASES = [(p, s) for p in local_model.PROTOCOLS for s in local_model.SCENARIO_NAMES]
+CASES = local_model.CASES
 
 
 @pytest.mark.parametrize(("protocol", "name"), CASES, ids=[f"{p}-{s}" for p, s in CASES])
@@ -25,7 +25,7 @@ def test_local_recording_replays_and_keeps_its_structure(protocol: str, name: st
     spec = local_model.scenario(name)
     with ReplayTransport.load(path) as transport:
         outcome = local_model.run(protocol, spec, local_model.build_model(
-            protocol, local_model.DEFAULT_URL, transport))
+            protocol, local_model.DEFAULT_URL, transport, spec))
     local_model.check(spec, outcome, protocol)
 
 

@@ -9,6 +9,8 @@ import json
 from typing import Any
 
 import pytest
+from support.cassettes import ReplayTransport
+from support.replays import local_cases
 from support.sse_replay import feed_chunks
 
 from zigai.messages import (
@@ -156,3 +158,20 @@ def test_a_part_with_no_recorded_fields_sends_its_text_as_the_one_summary() -> N
         {"type": "reasoning", "id": "rs_7", "summary": [],
          "content": [{"type": "reasoning_text", "text": "c"}]},
     ]
+
+
+def test_llama_server_accepts_the_replayed_reasoning_item_in_its_own_shape() -> None:
+    """Our recording against llama-server (``thinking_replay``): its reasoning items carry
+    ``reasoning_text`` content and no summary; the follow-up sends the item back that way
+    and the server answers it (the summary-shaped replay drew a 400)."""
+    (case,) = local_cases("responses", ["thinking_replay"])
+    answer, follow_up = case.run()
+    thought = answer.parts[0]
+    assert isinstance(thought, ThinkingPart) and thought.content and thought.signature is None
+    first, second = ReplayTransport.load(case.path).interactions
+    sent = second.request_body.content
+    assert isinstance(sent, dict)
+    (reasoning,) = [item for item in sent["input"] if item["type"] == "reasoning"]
+    assert reasoning == {"type": "reasoning", "id": thought.id, "summary": [],
+                         "content": [{"type": "reasoning_text", "text": thought.content}]}
+    assert second.status == 200 and follow_up.text

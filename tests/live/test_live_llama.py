@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason="live local-model suite: start scripts/local_model.sh --serve and set ZIGAI_LIVE_LLAMA=1",
 )
 
-CASES = [(p, s) for p in local_model.PROTOCOLS for s in local_model.SCENARIO_NAMES]
+CASES = local_model.CASES
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_live_scenario(http: HttpTransport, protocol: str, name: str) -> None:
     url = os.environ.get("ZIGAI_LLAMA_URL", local_model.DEFAULT_URL)
     spec = local_model.scenario(name)
     recorder = RecordingTransport(http)
-    outcome = local_model.run(protocol, spec, local_model.build_model(protocol, url, recorder))
+    outcome = local_model.run(protocol, spec, local_model.build_model(protocol, url, recorder, spec))
     local_model.check(spec, outcome, protocol)
     if os.environ.get("ZIGAI_LIVE_RECORD") == "1":
         path = local_model.cassette_path(protocol, name)

@@ -75,8 +75,9 @@ CITY_SCHEMA = {
 }
 
 
-def build_model(protocol: str, base_url: str, transport: Any) -> Any:
-    """The zigai client for one of llama-server's three wire protocols at ``base_url``."""
+def build_model(protocol: str, base_url: str, transport: Any, spec: Scenario | None = None) -> Any:
+    """The zigai client for one of llama-server's three wire protocols at ``base_url``, with
+    the client options ``spec`` asks for (Responses reasoning replay)."""
     policy = UrlPolicy.local_development()
     api_root = base_url.rstrip("/") + "/v1"
     if protocol == "chat":
@@ -100,7 +101,8 @@ def build_model(protocol: str, base_url: str, transport: Any) -> Any:
             supports_thinking=True, reasoning_efforts=frozenset({"low", "medium", "high"}),
         )
         return openai.Client(MODEL_ID, openai.Provider(
-            KEY, transport=transport, base_url=api_root, url_policy=policy), profile=profile)
+            KEY, transport=transport, base_url=api_root, url_policy=policy), profile=profile,
+            replay_reasoning=spec is not None and spec.replay_reasoning)
     if protocol == "anthropic":
         from zigai.providers import anthropic
 
@@ -157,6 +159,8 @@ class Scenario:
     rejected: bool = False  # the server must refuse the request (HTTP 400)
     thinking: bool = False  # reasoning requested: the answer must open with a thinking part
     follow_up: str | None = None  # a second, buffered turn asked after the first one
+    replay_reasoning: bool = False  # Responses: the follow-up sends the reasoning item back
+    protocols: tuple[str, ...] = PROTOCOLS  # the protocols this scenario is recorded for
 
 
 SCENARIOS = (
@@ -172,8 +176,14 @@ SCENARIOS = (
     # each protocol's replay rule for thinking is on the wire.
     Scenario("thinking_stream", "Reply with one word: pong", TEXT_HISTORY, streamed=True,
              thinking=True, follow_up="Reply with one word: ping"),
+    # The same, with the follow-up replaying the reasoning item in the shape it came in
+    # (llama-server sends ``reasoning_text`` content and no summary, and checks that shape).
+    Scenario("thinking_replay", "Reply with one word: pong", TEXT_HISTORY, streamed=True,
+             thinking=True, follow_up="Reply with one word: ping", replay_reasoning=True,
+             protocols=("responses",)),
 )
 SCENARIO_NAMES = tuple(s.name for s in SCENARIOS)
+CASES = tuple((p, s.name) for p in PROTOCOLS for s in SCENARIOS if p in s.protocols)
 
 
 def scenario(name: str) -> Scenario:

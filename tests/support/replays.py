@@ -141,8 +141,9 @@ def local_cases(protocol: str, names: Sequence[str]) -> list[Replay]:
         spec = local_model.scenario(name)
         path = local_model.cassette_path(protocol, name)
 
-        def client(transport: Any, protocol: str = protocol) -> Any:
-            return local_model.build_model(protocol, local_model.DEFAULT_URL, transport)
+        def client(transport: Any, protocol: str = protocol,
+                   spec: local_model.Scenario = spec) -> Any:
+            return local_model.build_model(protocol, local_model.DEFAULT_URL, transport, spec)
 
         tools = (local_model.weather_tool([]).definition(),) if spec.tool else ()
         prepared = prepare_output(local_model.output_spec(protocol, spec), client(None).profile)
