@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from support.mcp_peers import PNG
+from support.timing import CancelLater, StallMeter, assert_ended_within
 
 from zigai import Agent, mcp
 from zigai.control import CancellationToken, RunControl
@@ -171,11 +172,11 @@ def test_run_cancellation_reaches_the_server_side_call() -> None:
         tool = {t.name: t for t in mcp.McpToolset(client).list_tools()}["wait"]
         agent = Agent(model=TestModel(call_tools=["wait"]), tools=[tool])
         token = CancellationToken()
-        threading.Timer(0.3, token.cancel).start()
-        started = time.monotonic()
-        with pytest.raises(Exception) as caught:
-            agent.run("go", cancellation=token)
-        assert time.monotonic() - started < 3.0
+        with StallMeter() as meter:
+            cancel = CancelLater(token, 0.3).start()
+            with pytest.raises(Exception) as caught:
+                agent.run("go", cancellation=token)
+            assert_ended_within(cancel.cancelled_at, 2.7, meter, "the cancelled run")
     assert "cancel" in type(caught.value).__name__.lower() or "cancel" in str(caught.value).lower()
     deadline = time.monotonic() + 5
     while {"tool": "wait", "cancelled": True} not in seen and time.monotonic() < deadline:
@@ -298,16 +299,17 @@ def test_listen_with_recovery_gives_up_after_the_retry_bound_and_accepts_raw_fil
 def test_listen_with_recovery_stops_for_cancellation_and_the_deadline_between_attempts() -> None:
     with mcp.Client(FlakyTransport(_server([]), failures=5)) as client:
         token = CancellationToken()
-        threading.Timer(0.1, token.cancel).start()
-        started = time.monotonic()
-        with pytest.raises(mcp.McpRequestCancelled):
-            mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, retry_delay_s=10, cancel=token)
-        assert time.monotonic() - started < 2
-        control = RunControl(deadline=time.monotonic() + 0.1)
-        with pytest.raises(mcp.McpRequestTimedOut):
-            mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, retry_delay_s=10,
-                                     control=control)
-        assert time.monotonic() - started < 4
+        with StallMeter() as meter:
+            cancel = CancelLater(token, 0.1).start()
+            with pytest.raises(mcp.McpRequestCancelled):
+                mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, retry_delay_s=10,
+                                         cancel=token)
+            assert_ended_within(cancel.cancelled_at, 1.9, meter, "the cancelled recovery")  # not the 10 s delay
+            control = RunControl(deadline=time.monotonic() + 0.1)
+            with pytest.raises(mcp.McpRequestTimedOut):
+                mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, retry_delay_s=10,
+                                         control=control)
+            assert_ended_within(control.deadline, 1.9, meter, "the timed-out recovery")
         for bad in ({"max_retries": -1}, {"max_retries": True}, {"retry_delay_s": -0.1}, {"retry_delay_s": "1"}):
             with pytest.raises(mcp.InvalidMcpRequest):
                 mcp.listen_with_recovery(client, mcp.SubscriptionFilter(), lambda e: None, **bad)
