@@ -18,15 +18,19 @@ from support.cassettes import CassetteMismatch, ReplayTransport
 CASES = local_model.CASES
 
 
-@pytest.mark.parametrize(("protocol", "name"), CASES, ids=[f"{p}-{s}" for p, s in CASES])
-def test_local_recording_replays_and_keeps_its_structure(protocol: str, name: str) -> None:
+def _replayed(protocol: str, name: str) -> local_model.Outcome:
+    """Scenario ``name`` run strictly against our recording of it for ``protocol``."""
     path = local_model.cassette_path(protocol, name)
     assert path.is_file(), f"missing recording {path}; run scripts/record_local.py"
     spec = local_model.scenario(name)
     with ReplayTransport.load(path) as transport:
-        outcome = local_model.run(protocol, spec, local_model.build_model(
+        return local_model.run(protocol, spec, local_model.build_model(
             protocol, local_model.DEFAULT_URL, transport, spec))
-    local_model.check(spec, outcome, protocol)
+
+
+@pytest.mark.parametrize(("protocol", "name"), CASES, ids=[f"{p}-{s}" for p, s in CASES])
+def test_local_recording_replays_and_keeps_its_structure(protocol: str, name: str) -> None:
+    local_model.check(local_model.scenario(name), _replayed(protocol, name), protocol)
 
 
 def test_a_changed_request_does_not_replay() -> None:
@@ -41,10 +45,7 @@ def test_a_changed_request_does_not_replay() -> None:
 
 def test_the_checks_reject_a_wrong_structure() -> None:
     """The structural checks can fail: a tool scenario's checks refuse a text-only run."""
-    path = local_model.cassette_path("chat", "buffered_text")
-    with ReplayTransport.load(path) as transport:
-        outcome = local_model.run("chat", local_model.scenario("buffered_text"),
-                                  local_model.build_model("chat", local_model.DEFAULT_URL, transport))
+    outcome = _replayed("chat", "buffered_text")
     with pytest.raises(AssertionError, match="requests"):
         local_model.check(local_model.scenario("tool_loop"), outcome)
 
@@ -72,9 +73,6 @@ def test_the_client_level_checks_reject_a_wrong_structure() -> None:
 
 def test_the_thinking_checks_reject_an_answer_without_reasoning() -> None:
     """A run that answered without a thinking part fails the reasoning scenario's checks."""
-    path = local_model.cassette_path("chat", "streamed_text")
-    with ReplayTransport.load(path) as transport:
-        outcome = local_model.run("chat", local_model.scenario("streamed_text"),
-                                  local_model.build_model("chat", local_model.DEFAULT_URL, transport))
+    outcome = _replayed("chat", "streamed_text")
     with pytest.raises(AssertionError, match="first part"):
         local_model.check(local_model.scenario("thinking_stream"), outcome)
