@@ -48,6 +48,7 @@ from zigai.agent.events import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
 )
+from zigai.agent.paused_state import resolved_args
 from zigai.capability import LOAD_CAPABILITY_TOOL
 from zigai.errors import JsonError
 from zigai.hooks import (
@@ -77,6 +78,7 @@ from zigai.tool import (
     ToolExecution,
     ToolRetriesExceeded,
     ToolRunContext,
+    ValidatedArgs,
 )
 from zigai.tool.policy import ToolRefused
 from zigai.tool.race import call_bounded
@@ -92,7 +94,12 @@ UNUSED_OUTPUT_TEXT = "Output tool not used: a final result was already processed
 
 
 def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, ...]:
-    """The calls that must wait; raise PauseRequired when the run cannot pause."""
+    """The calls that must wait; raise PauseRequired when the run cannot pause.
+
+    A waiting call of a function tool carries the arguments it will run with: when the
+    agent's policies have an arguments stage, that stage runs here, once, and the pending
+    call holds its result (``resolved``), which a resume executes without running it again.
+    """
     waiting: list[DeferredCall] = []
     dynamic = run.agent.tool_approval is not None or bool(run.policies.approval)
     if run.policy_verdicts:
@@ -103,15 +110,13 @@ def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, 
         tool = run.step_tools.get(part.tool_name)
         if tool is None:
             continue
-        if tool.execution is not ToolExecution.immediate:
-            waiting.append(DeferredCall(
-                part.tool_call_id, part.tool_name, deferred_args(part), tool.execution.value,
-            ))
+        if tool.execution is ToolExecution.external:
+            waiting.append(DeferredCall(part.tool_call_id, part.tool_name, deferred_args(part), "external"))
+        elif tool.execution is not ToolExecution.immediate:
+            resolved = _resolve(run, tool, part) if run.policies.arguments else None
+            waiting.append(_waiting(part, resolved, ApprovalSource.static))
         elif dynamic and _needs_approval(run, tool, part):
-            waiting.append(DeferredCall(
-                part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval",
-                ApprovalSource.dynamic,
-            ))
+            waiting.append(_waiting(part, _resolved_verdict(run, part), ApprovalSource.dynamic))
     if waiting and not run.allow_pause:
         names = tuple(c.tool_name for c in waiting)
         raise PauseRequired(
@@ -121,6 +126,21 @@ def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, 
             tool_call_ids=tuple(c.tool_call_id for c in waiting),
         )
     return tuple(waiting)
+
+
+def _waiting(part: ToolCallPart, resolved: ValidatedArgs | None, source: ApprovalSource) -> DeferredCall:
+    """An approval-gated call: its resolved arguments when the arguments stage ran, else the model's."""
+    if resolved is None:
+        return DeferredCall(part.tool_call_id, part.tool_name, deferred_args(part), "requires_approval", source)
+    return DeferredCall(
+        part.tool_call_id, part.tool_name, resolved_args(resolved.arguments), "requires_approval",
+        source, resolved=True,
+    )
+
+
+def _resolved_verdict(run: RunCore, part: ToolCallPart) -> ValidatedArgs | None:
+    verdict = run.policy_verdicts.get(part.tool_call_id)
+    return verdict[1] if verdict is not None and verdict[0] == "args" else None
 
 
 def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
@@ -153,40 +173,75 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
                     "a function tool of this agent"
                 )
             continue
-        args = deferred_args(part)
-        if tool.execution is not ToolExecution.immediate:
-            waiting.append(DeferredCall(call_id, name, args, tool.execution.value))
+        if tool.execution is ToolExecution.external:
+            waiting.append(DeferredCall(call_id, name, deferred_args(part), "external"))
+        elif saved is not None and saved.resolved:
+            waiting.append(_restore_resolved(run, tool, saved, tool.execution is ToolExecution.immediate))
+        elif tool.execution is not ToolExecution.immediate:
+            waiting.append(DeferredCall(call_id, name, deferred_args(part), "requires_approval"))
         elif saved is not None:
-            waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
+            waiting.append(DeferredCall(call_id, name, deferred_args(part), "requires_approval", ApprovalSource.dynamic))
         elif dynamic and _needs_approval(run, tool, part):
-            waiting.append(DeferredCall(call_id, name, args, "requires_approval", ApprovalSource.dynamic))
+            waiting.append(_waiting(part, _resolved_verdict(run, part), ApprovalSource.dynamic))
     return tuple(waiting)
+
+
+def _restore_resolved(run: RunCore, tool: Any, saved: DeferredCall, dynamic: bool) -> DeferredCall:
+    """A call whose arguments were resolved before the pause: it runs them, checked once more.
+
+    The persisted arguments are exactly what the approver was shown; they are re-checked
+    against the tool's current schema (a document edit or a changed tool cannot smuggle in
+    arguments the tool refuses) and the arguments stage does not run again.
+    """
+    try:
+        args = tool.validate_arguments(saved.args)
+    except InvalidToolArguments as exc:
+        raise InvalidPausedState(
+            f"invalid paused state: the resolved arguments of pending call {saved.tool_call_id!r} "
+            f"no longer fit tool {tool.name!r}: {exc}"
+        ) from None
+    run.policy_verdicts[saved.tool_call_id] = ("args", args)
+    source = ApprovalSource.dynamic if dynamic else ApprovalSource.static
+    return DeferredCall(saved.tool_call_id, saved.tool_name, saved.args, "requires_approval", source, resolved=True)
+
+
+def _resolve(run: RunCore, tool: Any, part: ToolCallPart) -> ValidatedArgs | None:
+    """Validate a call and run the policies' arguments stage once; None when it is settled.
+
+    The outcome is kept in ``run.policy_verdicts`` for the tool step: the resolved
+    arguments, or the retry / refusal the stage raised.  Invalid arguments leave no
+    verdict (the step turns them into a retry prompt).
+    """
+    try:
+        args = tool.validate_arguments(part.args)
+    except InvalidToolArguments:
+        return None
+    if not run.policies.arguments:
+        return args
+    verdicts = run.policy_verdicts
+    try:
+        args = check_arguments(run, run.policies.arguments, tool, part.tool_call_id, args)
+    except ModelRetry as exc:
+        verdicts[part.tool_call_id] = ("retry", str(exc))
+        return None
+    except ToolRefused as exc:
+        verdicts[part.tool_call_id] = ("refused", exc.reason)
+        return None
+    verdicts[part.tool_call_id] = ("args", args)
+    return args
 
 
 def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
     """Dynamic approval of a call with valid arguments: ``Agent.tool_approval``, then policies.
 
-    The spec's stage order holds: the policies' arguments stage runs first, so approval sees
-    the validated, transformed arguments (kept in ``run.policy_verdicts`` so the tool step
-    does not run that stage again).  An arguments or approval stage that retries or refuses
-    settles the call instead: the verdict is kept for the tool step, the call does not wait,
-    and approval never sees a call whose arguments were sent back.
+    The spec's stage order holds: the policies' arguments stage runs first (:func:`_resolve`),
+    so approval sees the validated, transformed arguments.  An arguments or approval stage
+    that retries or refuses settles the call instead: the verdict is kept for the tool step,
+    the call does not wait, and approval never sees a call whose arguments were sent back.
     """
-    try:
-        args = tool.validate_arguments(part.args)
-    except InvalidToolArguments:
-        return False  # invalid arguments become a retry prompt; approval never sees them
-    verdicts = run.policy_verdicts
-    if run.policies.arguments:
-        try:
-            args = check_arguments(run, run.policies.arguments, tool, part.tool_call_id, args)
-        except ModelRetry as exc:
-            verdicts[part.tool_call_id] = ("retry", str(exc))
-            return False
-        except ToolRefused as exc:
-            verdicts[part.tool_call_id] = ("refused", exc.reason)
-            return False
-        verdicts[part.tool_call_id] = ("args", args)
+    args = _resolve(run, tool, part)
+    if args is None:
+        return False  # invalid arguments or a settled verdict; approval never sees them
     approval = run.agent.tool_approval
     if approval is not None and call_bounded(
         approval, run.run_context(), part.tool_name, args.value, control=run.control,
@@ -196,6 +251,7 @@ def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
     stages = run.policies.approval
     if not stages:
         return False
+    verdicts = run.policy_verdicts
     try:
         return needs_approval(run, stages, tool, part.tool_call_id, args)
     except ModelRetry as exc:

@@ -14,10 +14,13 @@ its two directions, :func:`encode_paused_state` and :func:`decode_paused_state`:
 * ``history`` is the canonical history up to and including the pausing response (the
   ``zigai.history`` version-2 message encoding); ``instructions`` are the resolved
   instructions, reused verbatim on resume so their meaning cannot change mid-run;
-* ``pending_calls`` list each deferred call with its resolved arguments, its execution
+* ``pending_calls`` list each deferred call with its arguments, its execution
   (``requires_approval`` / ``external``) and its approval source (``static`` from
-  ``Tool.execution``, ``dynamic`` from ``Agent.tool_approval``) — persisted so a later
-  tool-policy module keeps the decision across the pause;
+  ``Tool.execution``, ``dynamic`` from ``Agent.tool_approval`` or a policy's approval
+  stage).  When the agent's tool policies have an arguments stage, a call of a function
+  tool is resolved *before* it waits: ``args`` holds the validated, transformed arguments
+  and ``"resolved": true`` marks them, so the approver sees exactly what a resume runs and
+  the stage never runs again for that call.  Otherwise ``args`` is the model's own text;
 * ``pending_messages`` are PendingMessageQueue batches accepted before the pause.
 
 The digest is SHA-256 over the canonical ``state`` text.  It detects truncation and
@@ -44,7 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from zigai.errors import AgentError, JsonError
+from zigai.errors import AgentError, JsonError, MessageError
 from zigai.messages import Message, RequestMessage, ResponseMessage, ToolCallPart
 from zigai.usage import RunUsage, UsageDetails
 
@@ -108,6 +111,10 @@ class DeferredCall:
     args: str
     execution: Literal["requires_approval", "external"]
     approval: ApprovalSource = ApprovalSource.static
+    #: True when ``args`` went through the tool's schema and the policies' arguments stage
+    #: before the pause: a resume runs them as they are (schema-checked again), without
+    #: that stage.  False: ``args`` is the model's own argument text.
+    resolved: bool = False
 
     def args_as_dict(self) -> dict[str, Any]:
         """Decode ``args`` with the tool-payload JSON profile; empty text means ``{}``.
@@ -205,6 +212,7 @@ def encode_paused_state(state: PausedState, *, key: bytes | None = None) -> str:
             {
                 "tool_call_id": call.tool_call_id, "tool_name": call.tool_name, "args": call.args,
                 "execution": call.execution, "approval": call.approval.value,
+                **({"resolved": True} if call.resolved else {}),
             }
             for call in state.calls
         ],
@@ -265,6 +273,7 @@ _STATE_KEYS = frozenset({
 })
 _ENVELOPE_KEYS = frozenset({"version", "kind", "digest", "state"})
 _CALL_KEYS = frozenset({"tool_call_id", "tool_name", "args", "execution", "approval"})
+_CALL_OPTIONAL = frozenset({"resolved"})
 #: Usage timing written since attempts/provider time/run time exist; a document written
 #: before them omits the keys and reads as zero.
 _USAGE_TIMING_KEYS = ("attempts", "provider_time_ns", "run_time_ns")
@@ -282,7 +291,7 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
     """
     key = check_key(key, "the paused-state key")
     from zigai import json as zjson
-    from zigai.errors import HistoryError, MessageError
+    from zigai.errors import HistoryError
     from zigai.history.decode import decode_message
     from zigai.json import JsonLimitExceeded
 
@@ -349,7 +358,7 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
     tool_retries = {_str(k, "state.tool_retries key"): _int(v, f"state.tool_retries.{k}") for k, v in retries.items()}
     calls = []
     for i, raw in enumerate(_list(body["pending_calls"], "state.pending_calls")):
-        entry = _obj(raw, f"state.pending_calls[{i}]", _CALL_KEYS)
+        entry = _obj(raw, f"state.pending_calls[{i}]", _CALL_KEYS, _CALL_OPTIONAL)
         execution = entry["execution"]
         if execution not in ("requires_approval", "external"):
             raise _fail(f"state.pending_calls[{i}].execution {execution!r} is not deferred")
@@ -357,9 +366,12 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
             approval = ApprovalSource(entry["approval"])
         except ValueError:
             raise _fail(f"state.pending_calls[{i}].approval is unknown") from None
+        resolved = entry.get("resolved", False)
+        if "resolved" in entry and resolved is not True:
+            raise _fail(f"state.pending_calls[{i}].resolved must be true when present")
         calls.append(DeferredCall(
             _str(entry["tool_call_id"], "tool_call_id"), _str(entry["tool_name"], "tool_name"),
-            _str(entry["args"], "args"), execution, approval,
+            _str(entry["args"], "args"), execution, approval, resolved,
         ))
     state = PausedState(
         messages, _int(body["new_start"], "state.new_start"), instructions, usage,
@@ -386,7 +398,12 @@ def _cross_check(state: PausedState) -> None:
         if call.tool_call_id in seen:
             raise _fail(f"pending call {call.tool_call_id!r} appears twice")
         seen.add(call.tool_call_id)
-        if _args_text(part) != call.args:
+        if call.resolved:
+            try:
+                call.args_as_dict()
+            except MessageError as exc:
+                raise _fail(f"pending call {call.tool_call_id!r}: {exc}") from None
+        elif _args_text(part) != call.args:
             raise _fail(f"pending call {call.tool_call_id!r} has arguments that differ from its call")
 
 
@@ -402,5 +419,10 @@ def _args_text(part: ToolCallPart) -> str:
 
 
 def deferred_args(part: ToolCallPart) -> str:
-    """The resolved-argument text persisted for a deferred call."""
+    """The model's argument text persisted for a deferred call that was not resolved."""
     return _args_text(part)
+
+
+def resolved_args(arguments: Mapping[str, Any]) -> str:
+    """The canonical text persisted for arguments resolved before the pause."""
+    return _canonical(dict(arguments))
