@@ -8,14 +8,17 @@ import time
 import pytest
 from support.agent_script import Script, call, reply
 
-from zigai.agent import Agent, RunLimits
+from zigai.agent import Agent, RunLimits, ToolCallLimitExceeded, UsageLimitExceeded
 from zigai.messages import (
     RequestMessage,
+    ResponseMessage,
     RetryPromptPart,
+    ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 from zigai.reflect import tool
+from zigai.testing import FunctionModel
 from zigai.tool import ModelRetry, Tool, ToolLimits, ToolRetriesExceeded, ToolReturn, ToolRunContext
 from zigai.toolset import Toolset
 
@@ -110,11 +113,35 @@ def test_max_tool_calls_caps_the_run_exactly() -> None:
     over = Script([reply(call("work", {"label": "a"}, "1"), call("work", {"label": "b"}, "2")),
                    reply(call("work", {"label": "c"}, "3"), call("work", {"label": "d"}, "4")),
                    reply("done")])
-    with Agent(over.model, tools=[echo], limits=RunLimits(max_tool_calls=3),
-               max_tool_retries=2).run("go") as result:
-        assert ran == ["a", "b", "c"]
-        last = result.messages[4].parts
-        assert isinstance(last[0], ToolReturnPart) and isinstance(last[1], RetryPromptPart)
+    with pytest.raises(ToolCallLimitExceeded) as caught:
+        Agent(over.model, tools=[echo], limits=RunLimits(max_tool_calls=3), max_tool_retries=2).run("go")
+    assert ran == ["a", "b"]  # the step that would pass the cap runs none of its calls
+    assert (caught.value.limit_name, caught.value.limit, caught.value.value) == ("max_tool_calls", 3, 4)
+
+
+def test_max_tool_calls_ends_a_tool_looping_run_before_another_model_request() -> None:
+    ran: list[int] = []
+    requests: list[int] = []
+
+    def model(messages, info):  # type: ignore[no-untyped-def]
+        requests.append(len(requests))
+        return ResponseMessage((ToolCallPart("work", {"n": len(requests)}, f"c{len(requests)}"),))
+
+    def work(n: int) -> int:
+        ran.append(n)
+        return n
+
+    agent = Agent(FunctionModel(model), tools=[tool("work", "Work.", work)], limits=RunLimits(max_tool_calls=2))
+    with pytest.raises(ToolCallLimitExceeded, match="max_tool_calls=2") as caught:
+        agent.run("go")
+    assert ran == [1, 2] and len(requests) == 3  # two calls ran; the third response ended the run
+    assert isinstance(caught.value, UsageLimitExceeded)
+    requests.clear()
+    ran.clear()
+    with pytest.raises(ToolCallLimitExceeded):
+        Agent(FunctionModel(model), tools=[tool("work", "Work.", work)],
+              limits=RunLimits(max_tool_calls=0)).run("go")
+    assert ran == [] and len(requests) == 1
 
 
 def test_invalid_arguments_become_retry_prompts_and_are_bounded_per_tool() -> None:

@@ -110,7 +110,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ToolThreadLimitReached
     │                             zigai.reflect       DecodeError, EncodeError
     ├── AgentError                zigai.control       RunTimedOut, Cancelled
-    │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded),
+    │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded,
+    │                                                 ToolCallLimitExceeded),
     │                                                 UnexpectedModelBehavior (ResponseTruncated,
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,

@@ -42,7 +42,7 @@ from zigai.agent.deferred import (
     PausedState,
     deferred_args,
 )
-from zigai.agent.errors import InvalidAgentConfiguration, PauseRequired
+from zigai.agent.errors import InvalidAgentConfiguration, PauseRequired, ToolCallLimitExceeded
 from zigai.agent.events import (
     DeferredToolResultEvent,
     FunctionToolCallEvent,
@@ -527,6 +527,7 @@ def _run_function_calls(
         positions.append(index)
     if not scheduled:
         return
+    _check_tool_call_cap(run, len(scheduled))
     if run._sink is not None:
         for sc in scheduled:
             run.emit(FunctionToolCallEvent(sc.call))
@@ -565,6 +566,25 @@ def _run_function_calls(
         failures.append((call.tool_name, limit, message))
     if executed:
         run.usage = run.usage.with_tool_calls(executed)
+
+
+def _check_tool_call_cap(run: RunCore, count: int) -> None:
+    """``RunLimits.max_tool_calls`` caps the run's executed calls: refuse the step past it.
+
+    Checked before any call of the step runs, against the usage of the whole run (a resumed
+    run included), so no call past the cap executes and no further model request is made.
+    """
+    cap = run.limits.max_tool_calls
+    if cap is None:
+        return
+    total = run.usage.tool_calls + count
+    if total > cap:
+        raise ToolCallLimitExceeded(
+            f"this step's {count} tool call(s) would take the run to {total}, past "
+            f"max_tool_calls={cap} ({run.usage.tool_calls} already ran); none of them ran. "
+            "Raise RunLimits.max_tool_calls or ask for fewer calls.",
+            limit_name="max_tool_calls", limit=cap, value=total,
+        )
 
 
 def _settle(

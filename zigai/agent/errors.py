@@ -22,6 +22,7 @@ __all__ = [
     "ForeignUploadedFile",
     "UsageLimitExceeded",
     "RequestLimitExceeded",
+    "ToolCallLimitExceeded",
     "UnexpectedModelBehavior",
     "ResponseTruncated",
     "ContentFiltered",
@@ -57,6 +58,14 @@ class UsageLimitExceeded(AgentError):
 
 class RequestLimitExceeded(UsageLimitExceeded):
     """The next model request would exceed ``RunLimits.max_requests``."""
+
+
+class ToolCallLimitExceeded(UsageLimitExceeded):
+    """A step's tool calls would take the run past ``RunLimits.max_tool_calls``.
+
+    Raised before any call of that step runs (and so before any further model request);
+    ``value`` is the total the step would have reached.
+    """
 
 
 class UnexpectedModelBehavior(AgentError):
