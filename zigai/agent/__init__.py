@@ -59,9 +59,9 @@ from zigai.agent.errors import (
     OutputRetriesExceeded,
     PauseRequired,
     RequestLimitExceeded,
-    ToolCallLimitExceeded,
     ResponseTruncated,
     ResultClosed,
+    ToolCallLimitExceeded,
     UnexpectedModelBehavior,
     UsageLimitExceeded,
 )
