@@ -51,6 +51,7 @@ def _cli_run_default(dest: str) -> Any:
 CODE_DEFAULTS: dict[str, Callable[[], Any]] = {
     "RunLimits.max_requests": lambda: _field(RunLimits, "max_requests"),
     "RunLimits.max_tool_calls": lambda: _field(RunLimits, "max_tool_calls"),
+    "Agent.url_policy": lambda: _field(AgentConfig, "url_policy"),
     "RunLimits.max_input_tokens": lambda: _field(RunLimits, "max_input_tokens"),
     "Agent.run_timeout_ms": lambda: _field(AgentConfig, "run_timeout_ms"),
     "Agent.request_timeout_ms": lambda: _field(AgentConfig, "request_timeout_ms"),

@@ -286,7 +286,7 @@ class AgentConfig:
     retry_policy: RetryPolicy | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     deps_type: type | None = None
-    url_policy: UrlPolicy = field(default_factory=UrlPolicy)
+    url_policy: UrlPolicy | None = None
     name: str | None = None
     tool_approval: ToolApproval | None = None
     hooks: Sequence[Hook] = ()
@@ -378,6 +378,8 @@ class AgentConfig:
             raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
         if self.tool_approval is not None and not callable(self.tool_approval):
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise InvalidAgentConfiguration("Agent.url_policy must be a zigai.security.UrlPolicy or None")
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
         _check_budget(self.context_budget, "Agent.context_budget")

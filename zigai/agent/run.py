@@ -92,12 +92,16 @@ from zigai.messages import (
 )
 from zigai.model import ModelRequest, UnsupportedModelFeature, check_request_supported
 from zigai.output import OutputRejected
+from zigai.security import UrlPolicy
 from zigai.settings import UnsupportedModelSetting
 from zigai.tool import Tool
 from zigai.tool.race import call_bounded
 from zigai.transport import TransportTimedOut
 
 __all__ = ["AgentRun", "RunState"]
+
+#: Rich-content URLs of an agent without its own ``url_policy``: public HTTPS only.
+_MEDIA_POLICY = UrlPolicy()
 
 
 class AgentRun(RunCore):
@@ -341,6 +345,7 @@ class AgentRun(RunCore):
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
             request_id=self.options.request_id,
+            url_policy=self.agent.url_policy,
             **self._error_policy(),
         )
         budget = self.options.context_budget or self.agent.context_budget
@@ -350,7 +355,7 @@ class AgentRun(RunCore):
             check_request_supported(request, self.profile)
         except (UnsupportedModelFeature, UnsupportedModelSetting) as exc:
             raise with_profile_hint(self.model, exc) from None
-        check_request_inputs(request.messages, self.agent.url_policy, self.model.provider_name)
+        check_request_inputs(request.messages, self.agent.url_policy or _MEDIA_POLICY, self.model.provider_name)
         self.request = request
         if self._sink is not None:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))

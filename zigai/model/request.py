@@ -26,6 +26,7 @@ from zigai.messages import (
     UserPromptPart,
 )
 from zigai.model.profile import MANAGED_TOOL_KINDS, ModelProfile
+from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, check_supported
 
 __all__ = [
@@ -150,7 +151,10 @@ class ModelRequest:
     application's correlation id (``RunOptions.request_id``); adapters send it under their
     provider's documented client request-id header (``x-client-request-id`` for OpenAI and
     the compatible APIs, plus ``x-ms-client-request-id`` for Azure; none where the provider
-    documents no such header).
+    documents no such header).  ``url_policy`` is the caller's own URL policy (the agent's
+    ``url_policy`` when one is set): an HTTP adapter refuses, before anything is sent, an
+    endpoint or media URL this policy refuses *or* its provider's policy refuses — the
+    stricter wins.  None adds nothing to the provider's policy.
     """
 
     messages: tuple[Message, ...]
@@ -166,8 +170,11 @@ class ModelRequest:
     capture_error_body: bool = False
     max_error_body_bytes: int = 4096
     request_id: str | None = None
+    url_policy: UrlPolicy | None = None
 
     def __post_init__(self) -> None:
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise TypeError("ModelRequest.url_policy must be a zigai.security.UrlPolicy or None")
         object.__setattr__(self, "messages", tuple(self.messages))
         object.__setattr__(self, "instructions", tuple(i for i in self.instructions if i))
         object.__setattr__(self, "tools", tuple(self.tools))

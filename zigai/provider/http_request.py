@@ -13,6 +13,7 @@ from typing import Any
 
 from zigai.control import RunControl
 from zigai.provider._errors import ProviderErrorView
+from zigai.security import UrlPolicy
 from zigai.transport.base import ResponseHeaderSink
 
 __all__ = ["ProviderHttpRequest"]
@@ -36,7 +37,9 @@ class ProviderHttpRequest:
     shows it the raw response head while the response is open (trusted adapter code only).
     ``media_urls`` are the media URLs the encoded body carries (the provider fetches them):
     the provider checks each against its URL policy before sending, as it checks its own
-    endpoint, so a direct model call cannot send a host the policy refuses.
+    endpoint, so a direct model call cannot send a host the policy refuses.  ``url_policy``
+    (the caller's, e.g. the agent's) is checked as well, on the endpoint and every media
+    URL: a URL must pass both policies.
     """
 
     path: str
@@ -53,6 +56,7 @@ class ProviderHttpRequest:
     response_header_sink: ResponseHeaderSink | None = None
     body: bytes | None = None
     media_urls: tuple[str, ...] = ()
+    url_policy: UrlPolicy | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, str):

@@ -170,6 +170,7 @@ def http_request(
         capture_error_body=request.capture_error_body,
         max_error_body_bytes=request.max_error_body_bytes,
         media_urls=media_urls(request),
+        url_policy=request.url_policy,
     )
 
 

@@ -402,9 +402,13 @@ class Configured(ProviderOperations):
             raise InvalidProviderRequest(f"unsupported HTTP method {request.method!r}")
         url = join_endpoint(self.api_root, request.path,
                             allow_encoded_slash=self.encoded_slash_in_paths)
-        self.url_policy.check(url)
-        for media in request.media_urls:  # the provider fetches these: same policy
-            self.url_policy.check(media)
+        # The provider's own policy, then the caller's (an agent's): a URL must pass both.
+        for policy in (self.url_policy, request.url_policy):
+            if policy is None:
+                continue
+            policy.check(url)
+            for media in request.media_urls:  # the provider fetches these: same policy
+                policy.check(media)
         headers = self._headers_for(request)
         body: bytes | None = request.body
         if request.json_body is not None:

@@ -178,6 +178,7 @@ class Session:
             capture_error_body=request.capture_error_body,
             max_error_body_bytes=request.max_error_body_bytes,
             media_urls=media_urls(request),
+            url_policy=request.url_policy,
         )
         response = self.provider.send(http)
         try:
