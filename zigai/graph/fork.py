@@ -28,9 +28,9 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from zigai._workers import WorkerPool
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.graph.context import BranchContext
 from zigai.graph.errors import ForkItemLimitExceeded
@@ -145,7 +145,7 @@ def _schedule(fork: Fork, ctx: StepContext[Any, Any], items: list[Any], limits: 
     first_error: BaseException | None = None
     running = 0
     next_task = 0
-    pool = ThreadPoolExecutor(max_workers=admitted, thread_name_prefix=f"zigai-graph-{fork.name[:24]}")
+    pool = WorkerPool(admitted, f"zigai-graph-{fork.name[:24]}")  # daemon: never holds exit
     try:
         while running or (first_error is None and next_task < total):
             while first_error is None and next_task < total and running < admitted:
@@ -190,7 +190,7 @@ def _schedule(fork: Fork, ctx: StepContext[Any, Any], items: list[Any], limits: 
                     break
                 if late_ok:  # pragma: no cover - timing: landed between the deadline break and here
                     cleanup(late)
-        pool.shutdown(wait=running == 0, cancel_futures=True)
+        pool.shutdown()
     if first_error is not None:
         for index in range(total):
             if stored[index]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zigai._owner import Owner
+from zigai._workers import WorkerPool
 from zigai.agent import Agent, RunLimits
 from zigai.capability import Capability, CapabilityRegistry
 from zigai.control import CancellationToken, RunControl, RunTimedOut
@@ -167,7 +168,7 @@ _POLL_S = 0.02
 
 def _run_producer(producer: Producer, context: ProducerContext, control: RunControl) -> None:
     control.check()
-    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="zigai-harness-producer")
+    pool = WorkerPool(1, "zigai-harness-producer")  # daemon: an abandoned producer never holds exit
     try:
         future = pool.submit(producer, context)
         while True:
@@ -182,4 +183,4 @@ def _run_producer(producer: Producer, context: ProducerContext, control: RunCont
                 raise RunTimedOut("an artifact producer did not finish before the run deadline")
             control.check()  # Cancelled when the caller's token was set
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown()

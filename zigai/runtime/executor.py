@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from zigai._owner import Owner
+from zigai._workers import WorkerPool
 from zigai.control import CancellationToken, RunControl
 from zigai.runtime.errors import ExecutorClosed, TooManyTasks
 
@@ -115,8 +116,7 @@ class BoundedExecutor:
         run.check()
         token = CancellationToken()
         shared = RunControl(deadline=run.deadline, token=token)
-        pool = cf.ThreadPoolExecutor(max_workers=min(self._max_workers, max(1, len(batch))),
-                                     thread_name_prefix="zigai-runtime")
+        pool = WorkerPool(min(self._max_workers, max(1, len(batch))), "zigai-runtime")
         futures: list[cf.Future[R]] = []
         try:
             stop = self._feed(pool, fn, batch, shared, futures, run)
@@ -127,9 +127,9 @@ class BoundedExecutor:
                 run.check()
             return ExecutorResults(tuple(future.result() for future in futures))
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown()
 
-    def _feed(self, pool: cf.ThreadPoolExecutor, fn: Callable[[T, TaskContext], R], batch: list[T],
+    def _feed(self, pool: WorkerPool, fn: Callable[[T, TaskContext], R], batch: list[T],
               shared: RunControl, futures: list[cf.Future[R]], run: RunControl) -> str | None:
         """Start items only while fewer than ``max_workers`` run; the reason to stop early, or ``None``."""
         in_flight: set[cf.Future[R]] = set()

@@ -41,7 +41,9 @@ it may keep running in its worker thread, its late result or exception is
 discarded and never returned, and :attr:`ToolScheduler.abandoned` counts it
 until it ends.  The worker pool has ``2 * max_active`` threads so abandoned
 calls do not starve later work unless more than ``max_active`` of them are
-still running; a call's timeout starts when it is dispatched.
+still running; a call's timeout starts when it is dispatched.  The workers are daemon
+threads (:mod:`zigai._workers`): an abandoned call never keeps the process alive —
+the interpreter exits without waiting for it, stopping it wherever it is.
 
 Abandoned threads are also bounded process-wide, across every run and
 scheduler: :func:`abandoned_tool_threads` counts the abandoned calls (and the
@@ -62,11 +64,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from zigai._workers import WorkerPool
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.messages import RequestMessage, ToolCallPart
 from zigai.tool.context import ToolRunContext, check_follow_ups
@@ -279,7 +282,7 @@ class ToolScheduler:
         self._drain_grace_s = drain_grace_s
         self._poll_s = poll_interval_s
         self._admitted_total = 0
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: WorkerPool | None = None
         self._lock = threading.Lock()
         self._busy = threading.Lock()
         self._abandoned: set[Future[Any]] = set()
@@ -306,7 +309,7 @@ class ToolScheduler:
         self._closed = True
         executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            executor.shutdown()
 
     def __enter__(self) -> ToolScheduler:
         return self
@@ -381,11 +384,9 @@ class ToolScheduler:
         assert len(done) == len(calls)
         return done
 
-    def _pool(self) -> ThreadPoolExecutor:
+    def _pool(self) -> WorkerPool:
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(
-                max_workers=2 * self._limits.max_active, thread_name_prefix="zigai-tool"
-            )
+            self._executor = WorkerPool(2 * self._limits.max_active, "zigai-tool")
         return self._executor
 
     def _abandon(self, run: _Running, reason: str) -> None:
