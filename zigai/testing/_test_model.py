@@ -5,7 +5,8 @@ Behaviour per request, decided only from the ``ModelRequest`` (so a run is repro
 1. **Retries.** If the last request message carries retry prompts for function tools,
    those tools are called again (arguments regenerated with ``seed + retries so far``).
 2. **Tool calls.** Otherwise every selected function tool not yet called in the current
-   turn (the messages since the latest user prompt) is called once, with arguments
+   turn (the messages since the latest user prompt that is not a tool's follow-up message)
+   is called once, with arguments
    generated from its JSON schema by :func:`~zigai.testing.generate_from_schema` — all in
    one response, or one per response when parallel tool calls are off.  Selection:
    ``call_tools`` ("all" or names; names not offered in a request are skipped), narrowed by
@@ -71,15 +72,31 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _current_turn(messages: Sequence[Message]) -> Sequence[Message]:
-    """The messages from the latest request holding a user prompt onwards."""
+def _current_turn(messages: Sequence[Message], output_names: frozenset[str]) -> Sequence[Message]:
+    """The messages from the latest request that starts a turn onwards.
+
+    A request holding a user prompt starts a turn unless it is a tool's follow-up: one that
+    comes right after the tool results of a step (only requests in between) that did not end
+    the run — no result of an output tool offered in this request.  Follow-ups (an MCP
+    image, a ``ToolReturn``'s extra messages) belong to the turn that called the tool.
+    """
     start = 0
     for index, message in enumerate(messages):
         if isinstance(message, RequestMessage) and any(
             isinstance(part, (UserPromptPart, SpeechPromptPart)) for part in message.parts
-        ):
+        ) and not _follows_tool_results(messages, index, output_names):
             start = index
     return messages[start:]
+
+
+def _follows_tool_results(messages: Sequence[Message], index: int, output_names: frozenset[str]) -> bool:
+    for earlier in reversed(messages[:index]):
+        if not isinstance(earlier, RequestMessage):
+            return False
+        results = [p for p in earlier.parts if isinstance(p, (ToolReturnPart, RetryPromptPart))]
+        if results:
+            return not any(p.tool_name in output_names for p in results)
+    return False
 
 
 class TestModel(ScriptedModelBase):
@@ -173,7 +190,7 @@ class TestModel(ScriptedModelBase):
 
     def _plan(self, request: ModelRequest) -> tuple[ResponsePart, ...]:
         messages = request.messages
-        turn = _current_turn(messages)
+        turn = _current_turn(messages, frozenset(t.name for t in request.tools if t.kind == "output"))
         last = messages[-1] if messages else None
         by_name = {tool.name: tool for tool in request.tools}
         retry_counts: dict[str | None, int] = {}
