@@ -85,7 +85,8 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.snowflake InvalidSnowflakeAccount,
     │                                                 InvalidSnowflakeReasoning
     ├── SettingsError             zigai.settings      InvalidModelSettings, UnsupportedModelSetting,
-    │                                                 ExtraBodyRejected, ForbiddenRequestHeader
+    │                                                 ExtraBodyRejected, ExtraBodyTooLarge,
+    │                                                 ForbiddenRequestHeader
     ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
     │                                                 InvalidStreamEvent
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,

@@ -13,7 +13,10 @@ Invariants:
   ``ModelProfile`` does not declare, before any request is sent
   (``UnsupportedModelSetting``);
 * ``ProviderExtraBody`` is accepted only by the adapter owning its tag and may
-  not set keys the portable encoder owns (``ExtraBodyRejected``);
+  not set keys the portable encoder owns (``ExtraBodyRejected``); its body is checked
+  on construction against the ``provider_extra_body`` JSON profile (1 MiB encoded,
+  256 KiB per string, depth 32, 4,096 members per object or array):
+  ``ExtraBodyTooLarge`` names the bound, before any request exists;
 * request-scoped headers can never carry credentials, HTTP framing,
   correlation or adapter-version fields (``ForbiddenRequestHeader``).
 """
@@ -38,6 +41,7 @@ __all__ = [
     "InvalidModelSettings",
     "UnsupportedModelSetting",
     "ExtraBodyRejected",
+    "ExtraBodyTooLarge",
     "ForbiddenRequestHeader",
     "THINKING_LEVELS",
     "merge_settings",
@@ -57,6 +61,18 @@ class UnsupportedModelSetting(SettingsError):
 
 class ExtraBodyRejected(SettingsError):
     """A provider extension body has a foreign tag or sets a reserved key."""
+
+
+class ExtraBodyTooLarge(InvalidModelSettings):
+    """A ``ProviderExtraBody`` exceeds the ``provider_extra_body`` JSON profile.
+
+    ``limit_error`` is the :class:`~zigai.json.JsonLimitExceeded` naming the bound
+    (document size, string size, depth or members).
+    """
+
+    def __init__(self, message: str, *, limit_error: Exception | None = None) -> None:
+        super().__init__(message)
+        self.limit_error = limit_error
 
 
 class ForbiddenRequestHeader(SettingsError):
@@ -87,26 +103,30 @@ _FORBIDDEN_HEADERS = frozenset(
 )
 
 
-def _json_copy(value: Any, path: str) -> Any:
-    """Deep-copy a JSON value, rejecting anything JSON cannot represent."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidModelSettings(f"{path}: non-finite number")
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_json_copy(v, f"{path}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise InvalidModelSettings(f"{path}: object keys must be strings")
-            out[k] = _json_copy(v, f"{path}.{k}")
-        return out
-    raise InvalidModelSettings(f"{path}: {type(value).__name__} is not a JSON value")
+def _bounded_body(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain-JSON copy of an extra body, checked against the ``provider_extra_body`` profile.
+
+    :func:`zigai.json.bounded_copy` walks it without recursion (so a 100,000-deep mapping is
+    a named depth error, not a ``RecursionError``) and parses its encoding under the
+    profile, so every bound is exact: at the limit is accepted, one more is refused.
+    """
+    from zigai import json as zjson
+    from zigai.errors import JsonError
+    from zigai.json import JsonLimitExceeded
+
+    profile = zjson.defaults.provider_extra_body
+    try:
+        return dict(zjson.bounded_copy(value, profile))
+    except JsonLimitExceeded as exc:
+        raise ExtraBodyTooLarge(
+            f"ProviderExtraBody.body exceeds the provider_extra_body JSON profile "
+            f"({profile.max_document_bytes} bytes encoded, {profile.max_value_bytes} per string, "
+            f"depth {profile.max_depth}, {profile.max_items} members): {exc}; send less, or "
+            "move large content into messages",
+            limit_error=exc,
+        ) from None
+    except JsonError as exc:
+        raise InvalidModelSettings(f"ProviderExtraBody.body is not plain JSON: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +146,7 @@ class ProviderExtraBody:
             raise InvalidModelSettings("ProviderExtraBody.tag must be a non-empty string")
         if not isinstance(self.body, Mapping):
             raise InvalidModelSettings("ProviderExtraBody.body must be a JSON object")
-        object.__setattr__(self, "body", _json_copy(self.body, "extra_body"))
+        object.__setattr__(self, "body", _bounded_body(self.body))
 
     def accept(self, tag: str, reserved_keys: Iterable[str]) -> dict[str, Any]:
         """The body as a fresh dict for adapter ``tag``; reject foreign tags and reserved keys."""

@@ -37,7 +37,8 @@ Invariants:
   it is within ``max_value_bytes``.
 * :func:`dumps` writes compact canonical text (``","``/``":"`` separators,
   UTF-8 characters unescaped, insertion order kept, no NaN/Infinity) and raises
-  :class:`MalformedJson` for values JSON cannot represent.
+  :class:`MalformedJson` for values JSON cannot represent; :func:`bounded_copy`
+  (:mod:`zigai.json._copy`) copies an in-memory value under a profile without recursing.
 
 The specification's ``parseLeaky`` (arena-owned decoding) has no separate
 meaning in Python: :data:`parse_leaky` is :func:`parse`.
@@ -52,6 +53,7 @@ from typing import Any
 
 from zigai.errors import JsonError
 from zigai.json import defaults
+from zigai.json._copy import bounded_copy, check_shape
 from zigai.json._errors import (
     DocumentTooLarge,
     JsonLimitExceeded,
@@ -73,6 +75,8 @@ __all__ = [
     "parse",
     "parse_leaky",
     "dumps",
+    "bounded_copy",
+    "check_shape",
     "type_name",
     "ValidationError",
     "MalformedJson",

@@ -1,7 +1,9 @@
 """The reviewed JSON limit profiles of zigai's own boundaries (api.txt, "JSON limits").
 
 Every zigai decoder of untrusted JSON applies one of these before it builds any
-value.  Applications may pass a custom :class:`zigai.json.Limits` for their own
+value.  ``provider_extra_body`` is zigai's own addition to the specification's table: it
+bounds the raw provider fields of a ``ProviderExtraBody`` (an escape hatch that often carries
+configuration from outside the program).  Applications may pass a custom :class:`zigai.json.Limits` for their own
 entry points.  The numbers are part of the specification; tests pin them.
 """
 
@@ -18,6 +20,7 @@ __all__ = [
     "mcp_message",
     "json_schema",
     "cli_manifest",
+    "provider_extra_body",
 ]
 
 _KIB = 1024
@@ -31,3 +34,4 @@ tool_payload = Limits(1 * _MIB, 1 * _MIB, 64, 4_096)
 mcp_message = Limits(4 * _MIB, 1 * _MIB, 64, 16_384)
 json_schema = Limits(2 * _MIB, 512 * _KIB, 64, 16_384)
 cli_manifest = Limits(1 * _MIB, 256 * _KIB, 32, 4_096)
+provider_extra_body = Limits(1 * _MIB, 256 * _KIB, 32, 4_096)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from zigai.control import RunControl
-from zigai.errors import ModelError
+from zigai.errors import JsonError, ModelError
+from zigai.json import check_shape
+from zigai.json import defaults as json_defaults
 from zigai.messages import (
     Message,
     RequestMessage,
@@ -84,6 +86,12 @@ class ToolDefinition:
             raise InvalidToolDefinition(f"tool {self.name!r}: parameters schema must have type object")
         if self.kind not in ("function", "output"):
             raise InvalidToolDefinition(f"tool {self.name!r}: unknown kind {self.kind!r}")
+        try:
+            check_shape(self.parameters_json_schema, json_defaults.json_schema)
+        except JsonError as exc:
+            raise InvalidToolDefinition(
+                f"tool {self.name!r}: parameters schema exceeds the json_schema JSON profile: {exc}"
+            ) from None
         object.__setattr__(self, "parameters_json_schema", copy.deepcopy(dict(self.parameters_json_schema)))
 
 

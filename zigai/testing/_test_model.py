@@ -31,6 +31,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+from zigai.errors import JsonError
+from zigai.json import bounded_copy, defaults
 from zigai.messages import (
     Message,
     RequestMessage,
@@ -125,9 +127,9 @@ class TestModel(ScriptedModelBase):
             raise InvalidTestModelConfig("custom_output_text must be a str")
         if custom_output_args is not None:
             try:
-                custom_output_args = json.loads(_json_text(custom_output_args))  # own copy
-            except (TypeError, ValueError) as exc:
-                raise InvalidTestModelConfig(f"custom_output_args is not JSON: {exc}") from None
+                custom_output_args = bounded_copy(custom_output_args, defaults.history)  # own copy
+            except JsonError as exc:
+                raise InvalidTestModelConfig(f"custom_output_args is not plain JSON within the history profile: {exc}") from None
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise InvalidTestModelConfig("seed must be an int")
         self._init_identity(profile, model_name, provider_name, InvalidTestModelConfig)

@@ -62,9 +62,15 @@ class ValidatedArgs:
 
 
 def _json_copy(value: Any, what: str) -> Any:
+    """A plain copy of a schema, bounded by the JSON Schema profile (no recursion on input)."""
+    from zigai import json as zjson
+    from zigai.json import JsonLimitExceeded
+
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
+        return zjson.bounded_copy(value, zjson.defaults.json_schema)
+    except JsonLimitExceeded as exc:
+        raise ToolDefinitionError(f"{what} exceeds the json_schema JSON profile: {exc}") from None
+    except JsonError as exc:
         raise ToolDefinitionError(f"{what} is not JSON: {exc}") from None
 
 
