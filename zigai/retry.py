@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, TypeVar
 
 from zigai.control import RunControl, RunTimedOut
@@ -82,7 +83,10 @@ class RetryAttempt:
     ``attempt + 1``).  ``planned_delay_s`` is the wait about to start; ``cumulative_delay_s``
     is the total planned waiting *including* this one — of this logical request, or of the
     whole run when the caller passed a :class:`RetryBudget` (the agent always does).
-    ``request_id`` and ``retry_after_s`` are copied from the error when it carries them.
+    ``request_id``, ``retry_after_s`` and ``rate_limits`` (the response's rate-limit counts
+    as plain integers, keyed by lowercased header name, e.g.
+    ``{"x-ratelimit-remaining-requests": 0}``; empty when none were sent) are copied from the
+    error when it carries them.
     """
 
     attempt: int
@@ -92,6 +96,7 @@ class RetryAttempt:
     cumulative_delay_s: float
     request_id: str | None
     retry_after_s: float | None = None
+    rate_limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +215,11 @@ def _retry_after_s(exc: BaseException) -> float | None:
     return None
 
 
+def _rate_limits(exc: BaseException) -> Mapping[str, int]:
+    value = getattr(exc, "rate_limits", None)
+    return MappingProxyType(dict(value) if isinstance(value, Mapping) else {})
+
+
 def _request_id(exc: BaseException) -> str | None:
     value = getattr(exc, "request_id", None)
     return value if isinstance(value, str) else None
@@ -281,6 +291,7 @@ def run_with_retries(
                     cumulative_delay_s=cumulative_ms / 1000.0,
                     request_id=_request_id(exc),
                     retry_after_s=retry_after,
+                    rate_limits=_rate_limits(exc),
                 )
                 if on_retry is not None:
                     on_retry(planned)

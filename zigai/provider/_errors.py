@@ -16,13 +16,16 @@ Invariants
       (:data:`MAX_ERROR_MESSAGE_CHARS`, :data:`MAX_ERROR_CODE_CHARS`).
     * Errors keep only the message positionally; everything else is an attribute, so they
       pickle.  They never hold the raw body.
+    * ``rate_limits`` (on errors and views) are the response's rate-limit counts as plain
+      integers (:func:`zigai.transport.extract_rate_limits`), empty when none were sent.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from zigai.errors import JsonError, ProviderRequestError
@@ -66,6 +69,7 @@ class _StatusFields:
     request_id: str | None
     retry_after_s: float | None
     provider_name: str
+    rate_limits: dict[str, int]
 
     def __init__(
         self,
@@ -77,8 +81,10 @@ class _StatusFields:
         request_id: str | None = None,
         retry_after_s: float | None = None,
         provider_name: str = "",
+        rate_limits: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__(message)  # type: ignore[call-arg]
+        self.rate_limits = dict(rate_limits or {})
         self.status = status
         self.code = code
         self.message = provider_message  # the provider's own (redacted, capped) message
@@ -162,6 +168,7 @@ class ProviderErrorView:
     retry_after_s: float | None
     body: bytes | None = None
     body_truncated: bool = False
+    rate_limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 def _short_text(value: Any, cap: int, secrets: Iterable[str]) -> str | None:
@@ -251,6 +258,7 @@ def raise_provider_error(
     observer: Callable[[ProviderErrorView], None] | None = None,
     capture_body: bool = False,
     max_body_bytes: int = 4096,
+    rate_limits: Mapping[str, int] | None = None,
 ) -> None:
     """Decode, observe and raise the normalized error for one non-2xx response.
 
@@ -280,6 +288,7 @@ def raise_provider_error(
             retry_after_s=retry_after_s,
             body=captured,
             body_truncated=truncated,
+            rate_limits=MappingProxyType(dict(rate_limits or {})),
         )
         try:
             observer(view)
@@ -302,4 +311,5 @@ def raise_provider_error(
         request_id=safe_request_id,
         retry_after_s=retry_after_s,
         provider_name=provider_name,
+        rate_limits=rate_limits,
     )

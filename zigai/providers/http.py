@@ -46,6 +46,7 @@ from zigai.provider import (
 )
 from zigai.security import Redactor, UrlPolicy, is_sensitive_header_name
 from zigai.transport.base import Headers, Transport, TransportRequest
+from zigai.transport.retry_after import extract_rate_limits
 
 __all__ = [
     "AuthStyle",
@@ -432,6 +433,7 @@ class Configured(ProviderOperations):
         body: bytes,
         request_id: str | None,
         retry_after_s: float | None,
+        headers: Headers,
     ) -> None:
         raise_provider_error(
             provider_name=self.name,
@@ -443,6 +445,7 @@ class Configured(ProviderOperations):
             observer=request.error_observer,
             capture_body=request.capture_error_body,
             max_body_bytes=request.max_error_body_bytes,
+            rate_limits=extract_rate_limits(headers),
         )
 
     def _safe_headers(self, headers: Headers) -> Headers:
@@ -464,7 +467,8 @@ class Configured(ProviderOperations):
         )
         if not 200 <= response.status <= 299:
             self._raise_for(
-                request, response.status, response.body, request_id, response.retry_after_s
+                request, response.status, response.body, request_id, response.retry_after_s,
+                response.headers,
             )
         return ProviderHttpResponse(
             status=response.status,
@@ -495,7 +499,7 @@ class Configured(ProviderOperations):
             if not 200 <= response.status <= 299:
                 self._raise_for(
                     request, response.status, response.read_body(), request_id,
-                    response.retry_after_s,
+                    response.retry_after_s, response.headers,
                 )
             control = request.control
 

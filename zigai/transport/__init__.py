@@ -12,11 +12,12 @@ Invariants
       :class:`ResponseTooLarge` or :class:`StreamLineTooLarge`.
     * Redirects are never followed: :class:`RedirectPolicy` chooses between rejecting
       (:class:`RedirectRejected`) and returning the 3xx response.
-    * Metadata is factual: ``retry_after_s``, ``request_id`` (<= 256 bytes) and ``date`` are
-      parsed here; whether to retry is decided above this layer.
+    * Metadata is factual: ``retry_after_s``, ``request_id`` (<= 256 bytes), ``date`` and the
+      rate-limit counts (:func:`extract_rate_limits`, plain ints) are parsed here; whether to
+      retry is decided above this layer.
 
 Submodules: ``base`` (values, protocol, errors), ``retry_after`` (Retry-After, Date, request
-ids), ``decoding`` (bounded content decoding and line splitting), ``http`` (urllib3).
+ids, rate-limit counts), ``decoding`` (bounded content decoding and line splitting), ``http`` (urllib3).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from zigai.transport.decoding import (
 from zigai.transport.http import HttpTransport
 from zigai.transport.retry_after import (
     REQUEST_ID_HEADERS,
+    extract_rate_limits,
     extract_request_id,
     parse_http_date,
     parse_retry_after,
@@ -84,6 +86,7 @@ __all__ = [
     "TransportRequest",
     "TransportResponse",
     "TransportTimedOut",
+    "extract_rate_limits",
     "extract_request_id",
     "guarded_pieces",
     "parse_http_date",

@@ -1,4 +1,4 @@
-"""Factual response metadata: Retry-After, the Date header and bounded provider request ids.
+"""Factual response metadata: Retry-After, the Date header, request ids and rate-limit counts.
 
 Job
     Turn response headers into the provider-neutral facts the retry layer and error observers
@@ -11,6 +11,13 @@ Invariants
       carries no usable ``Date``.  Past dates give ``0.0``; anything else unparseable gives None.
     * A request id is copied from the first present header of :data:`REQUEST_ID_HEADERS`,
       must be printable ASCII, and is truncated to :data:`MAX_REQUEST_ID_BYTES` bytes.
+    * Rate-limit values are plain integers: :func:`extract_rate_limits` keeps each header
+      named with a :data:`RATE_LIMIT_PREFIXES` prefix (OpenAI, Groq, Cerebras, OpenRouter and
+      compatible gateways ``x-ratelimit-*``; Anthropic ``anthropic-ratelimit-*``; the IETF
+      draft's ``ratelimit-*``) whose value is a non-negative decimal integer of at most 18
+      digits, under its lowercased name, at most :data:`MAX_RATE_LIMIT_VALUES` of them.
+      Reset times written as durations (``6m0s``) or dates are not counts and are left out
+      (``retry_after_s`` carries the server's wait).
 """
 
 from __future__ import annotations
@@ -22,7 +29,10 @@ from datetime import UTC, datetime
 from zigai.transport.base import MAX_REQUEST_ID_BYTES, Headers
 
 __all__ = [
+    "MAX_RATE_LIMIT_VALUES",
+    "RATE_LIMIT_PREFIXES",
     "REQUEST_ID_HEADERS",
+    "extract_rate_limits",
     "extract_request_id",
     "parse_http_date",
     "parse_retry_after",
@@ -109,3 +119,24 @@ def response_metadata(headers: Headers) -> tuple[str | None, float | None, datet
         parse_retry_after(headers.get("retry-after"), date_value),
         parse_http_date(date_value),
     )
+
+
+RATE_LIMIT_PREFIXES = ("x-ratelimit", "anthropic-ratelimit-", "ratelimit-")
+MAX_RATE_LIMIT_VALUES = 32
+_COUNT = re.compile(r"[0-9]{1,18}")
+_MAX_NAME = 64
+
+
+def extract_rate_limits(headers: Headers) -> dict[str, int]:
+    """The response's rate-limit counts as ``{lowercased header name: int}`` (module docs)."""
+    values: dict[str, int] = {}
+    for name, value in headers:
+        lowered = name.lower()
+        if len(lowered) > _MAX_NAME or not lowered.startswith(RATE_LIMIT_PREFIXES):
+            continue
+        text = value.strip()
+        if _COUNT.fullmatch(text) and lowered not in values:
+            values[lowered] = int(text)
+            if len(values) == MAX_RATE_LIMIT_VALUES:
+                break
+    return values
