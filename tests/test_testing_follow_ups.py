@@ -8,24 +8,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from zigai.agent import Agent, RunLimits
 from zigai.messages import BinaryContent, RequestMessage, TextContent
 from zigai.testing import TestModel
 from zigai.tool import Tool, ToolReturn
 
 
-def _snapshot_tool(calls: list[int]) -> Tool:
+def _snapshot_tool(calls: list[int], follow_ups: int = 1) -> Tool:
     def snapshot(args: dict[str, Any]) -> ToolReturn[str]:
         calls.append(1)
         image = BinaryContent(b"\x89PNG\r\n\x1a\n", "image/png")
-        return ToolReturn("see the image", (RequestMessage.user([TextContent("the snapshot:"), image]),))
+        message = RequestMessage.user([TextContent("the snapshot:"), image])
+        return ToolReturn("see the image", (message,) * follow_ups)
 
     return Tool.manual("snapshot", "Take a snapshot.", {"type": "object", "properties": {}}, snapshot)
 
 
-def test_a_tools_follow_up_prompt_does_not_start_a_new_turn() -> None:
+@pytest.mark.parametrize("follow_ups", [1, 2])
+def test_a_tools_follow_up_prompt_does_not_start_a_new_turn(follow_ups: int) -> None:
     calls: list[int] = []
-    agent = Agent(TestModel(), tools=[_snapshot_tool(calls)], limits=RunLimits(max_requests=3))
+    agent = Agent(TestModel(), tools=[_snapshot_tool(calls, follow_ups)], limits=RunLimits(max_requests=3))
     with agent.run("look") as result:
         assert result.output == '{"snapshot":"see the image"}'
         assert result.usage.requests == 2

@@ -132,3 +132,17 @@ def test_a_resolved_marker_other_than_true_is_refused() -> None:
     forged = _edit_call(state_json, "resolved", False)
     with pytest.raises(InvalidPausedState, match="resolved must be true"):
         _agent([], Doubling()).resume_run(forged, [ResumeDecision.approve("c0")])
+
+
+def test_a_waiting_call_with_invalid_arguments_keeps_the_models_text() -> None:
+    def model(messages: tuple[Any, ...], info: Any) -> ResponseMessage:
+        if sum(isinstance(m, ResponseMessage) for m in messages) == 0:
+            return ResponseMessage((ToolCallPart("act", '{"x":"one"}', "c0"),))
+        return ResponseMessage((TextPart("done"),))
+
+    doubling = Doubling()
+    tool = Tool.manual("act", "Act.", SCHEMA, lambda args: "ok", execution=ToolExecution.requires_approval)
+    agent = Agent(FunctionModel(model), tools=[tool], tool_policies=[doubling])
+    with agent.run_until_pause("go") as outcome:
+        (call,) = outcome.paused.calls
+    assert (call.args, call.resolved, doubling.seen) == ('{"x":"one"}', False, [])

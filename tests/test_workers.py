@@ -39,3 +39,18 @@ def test_at_most_max_workers_threads_and_shutdown_cancels_what_waits() -> None:
 def test_max_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_workers"):
         WorkerPool(0, "zigai-test")
+
+
+def test_a_future_cancelled_while_queued_never_runs_and_shutdown_twice_is_harmless() -> None:
+    release = threading.Event()
+    ran: list[str] = []
+    pool = WorkerPool(1, "zigai-test")
+    busy = pool.submit(release.wait, 10)
+    queued = pool.submit(ran.append, "queued")
+    assert queued.cancel()
+    release.set()
+    assert busy.result(timeout=10) is True
+    assert pool.submit(ran.append, "after").result(timeout=10) is None
+    assert ran == ["after"]
+    pool.shutdown()
+    pool.shutdown()  # the wake-up marker left by the first call is skipped

@@ -338,7 +338,8 @@ class DurableAgent:
             DBOS.set_event(PAUSE_EVENT, zjson.dumps({
                 "status": "paused", "round": round_, "state_json": state_json,
                 "calls": [{"tool_call_id": c.tool_call_id, "tool_name": c.tool_name, "args": c.args,
-                           "execution": c.execution, "approval": c.approval.value} for c in calls],
+                           "execution": c.execution, "approval": c.approval.value,
+                           "resolved": c.resolved} for c in calls],
             }))
             outcome.close()
             decisions_json = DBOS.recv(DECISIONS_TOPIC, timeout_seconds=self._approval_timeout_s)
@@ -387,7 +388,8 @@ class DurableAgent:
         if value.get("status") != "paused":
             return None
         calls = tuple(DeferredCall(tool_call_id=c["tool_call_id"], tool_name=c["tool_name"], args=c["args"],
-                                   execution=c["execution"], approval=ApprovalSource(c["approval"]))
+                                   execution=c["execution"], approval=ApprovalSource(c["approval"]),
+                                   resolved=c.get("resolved", False) is True)
                       for c in value["calls"])
         return PendingApproval(workflow_id, value["round"], calls, value["state_json"])
 
