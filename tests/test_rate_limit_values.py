@@ -116,3 +116,20 @@ def test_an_error_without_rate_limit_headers_carries_an_empty_mapping() -> None:
     assert error.rate_limits == {}
     copy = pickle.loads(pickle.dumps(RateLimited("x", status=429, rate_limits={"x-ratelimit-limit-requests": 1})))
     assert copy.rate_limits == {"x-ratelimit-limit-requests": 1}
+
+
+def test_the_standard_transport_reports_the_counts_in_its_metadata() -> None:
+    from zigai.transport import TransportRequest
+
+    def handler(request: Received) -> Reply:
+        return Reply.of_json({"ok": True}, headers=OPENAI_HEADERS)
+
+    with LoopbackServer(handler) as server, HttpTransport(url_policy=POLICY, default_timeout_s=10.0) as transport:
+        buffered = transport.send(TransportRequest("GET", f"{server.url}/v1/models"))
+        with transport.stream_lines(TransportRequest("GET", f"{server.url}/v1/models")) as streamed:
+            assert streamed.rate_limits == buffered.rate_limits
+            streamed.read_body()
+    assert buffered.rate_limits == {
+        "x-ratelimit-limit-requests": 60, "x-ratelimit-remaining-requests": 0,
+        "x-ratelimit-limit-tokens": 150000, "x-ratelimit-remaining-tokens": 149984,
+    }

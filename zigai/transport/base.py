@@ -24,9 +24,9 @@ from __future__ import annotations
 import enum
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -274,7 +274,12 @@ class TransportRequest:
 
 @dataclass(frozen=True, slots=True)
 class TransportResponse:
-    """A fully buffered response (body already decompressed and within limits)."""
+    """A fully buffered response (body already decompressed and within limits).
+
+    ``rate_limits`` are the response's rate-limit counts as plain integers
+    (:func:`zigai.transport.extract_rate_limits`); the standard transport fills them, a
+    custom one may leave them empty (providers read the headers themselves).
+    """
 
     status: int
     headers: Headers
@@ -282,6 +287,7 @@ class TransportResponse:
     request_id: str | None = None
     retry_after_s: float | None = None
     date: datetime | None = None
+    rate_limits: Mapping[str, int] = field(default_factory=dict)
 
 
 @runtime_checkable

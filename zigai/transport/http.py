@@ -78,7 +78,7 @@ from zigai.transport.decoding import (
     guarded_pieces,
     read_bounded,
 )
-from zigai.transport.retry_after import response_metadata
+from zigai.transport.retry_after import extract_rate_limits, response_metadata
 
 __all__ = ["HttpTransport"]
 
@@ -128,6 +128,7 @@ class _OpenResponse:
         self.retry_after_s: float | None
         self.date: datetime | None
         self.request_id, self.retry_after_s, self.date = response_metadata(self.headers)
+        self.rate_limits: dict[str, int] = extract_rate_limits(self.headers)
         self._decoder = BodyDecoder(
             self.headers.get("content-encoding"), checkpoint=guard.check if guard.watched else None
         )
@@ -310,6 +311,7 @@ class HttpTransport:
             request_id=response.request_id,
             retry_after_s=response.retry_after_s,
             date=response.date,
+            rate_limits=response.rate_limits,
         )
 
     def stream_lines(self, request: TransportRequest) -> AbstractContextManager[_OpenResponse]:
