@@ -14,7 +14,7 @@ stream variants; state and decisions in ``zigai.agent.deferred``) and the
 
 Imports inside the package flow one way (``tests/test_import_cycles.py`` keeps it so):
 ``config`` (the immutable fields) → ``_core`` (per-run state) → the step executors
-(``_tool_step``, ``_model_step``, ``_partial``, ``_accept``) → ``run`` (the state machine)
+(``_pause_step``, ``_tool_step``, ``_model_step``, ``_partial``, ``_accept``) → ``run`` (the state machine)
 → ``stream`` (sinks of that machine) → ``agent`` (the public entry points).
 """
 

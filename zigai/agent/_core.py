@@ -4,7 +4,7 @@
 the canonical message list, usage, retry counters, this step's tools, the event sink and the
 lazily created tool scheduler — plus the contexts callbacks receive.  It has no ``step()``:
 the state machine (:class:`zigai.agent.run.AgentRun`) subclasses it, and the step executors
-(``_tool_step``, ``_model_step``, ``_partial``) receive it, so imports flow one way:
+(``_pause_step``, ``_tool_step``, ``_model_step``, ``_partial``) receive it, so imports flow one way:
 configuration → this module → executors → the state machine.
 
 Invariants: the :class:`~zigai.agent.config.AgentConfig` is never mutated; the canonical

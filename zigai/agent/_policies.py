@@ -4,7 +4,7 @@ The run holds its agent's :class:`~zigai.tool.policy.PolicyStages` (built once p
 cached), so a run without policies — or without policies for a stage — pays nothing for that
 stage.  The functions here run one stage for one tool or call, in registration
 order, each callback raced against the run control; the step executors
-(``run._resolve_tools``, ``_tool_step``) decide what a retry or refusal turns into.
+(``run._resolve_tools``, ``_pause_step``, ``_tool_step``) decide what a retry or refusal turns into.
 """
 
 from __future__ import annotations

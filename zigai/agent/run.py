@@ -49,8 +49,9 @@ from zigai.agent._budget import apply_budget
 from zigai.agent._core import RunCore, RunState, with_profile_hint
 from zigai.agent._inputs import check_request_inputs
 from zigai.agent._model_step import StreamingRequest, request_buffered, run_deadline_reached
+from zigai.agent._pause_step import check_pause, resume_calls
 from zigai.agent._policies import prepare_tools
-from zigai.agent._tool_step import check_pause, execute_tool_step, resume_calls
+from zigai.agent._tool_step import execute_tool_step
 from zigai.agent.config import AgentConfig, RunOptions, TypedMode
 from zigai.agent.deferred import (
     DeferredCall,
