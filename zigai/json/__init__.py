@@ -53,7 +53,7 @@ from typing import Any
 
 from zigai.errors import JsonError
 from zigai.json import defaults
-from zigai.json._copy import bounded_copy, check_shape
+from zigai.json._copy import check_shape
 from zigai.json._errors import (
     DocumentTooLarge,
     JsonLimitExceeded,
@@ -285,6 +285,17 @@ def dumps(value: Any) -> str:
         raise NestingTooDeep("value nests too deeply to serialize") from None
     except (TypeError, ValueError) as exc:
         raise MalformedJson(f"not a JSON value: {exc}") from None
+
+
+def bounded_copy(value: Any, limits: Limits) -> Any:
+    """A plain ``dict``/``list``/scalar copy of an in-memory ``value`` within ``limits``.
+
+    :func:`check_shape` walks it first without recursion (non-string keys, nesting, an
+    exploding shared sub-value), then its :func:`dumps` text is parsed under ``limits``, so
+    every bound is exact: at the limit is accepted, one more fails with the named error.
+    """
+    check_shape(value, limits)
+    return parse(dumps(value), limits)
 
 
 def type_name(value: Any) -> str:

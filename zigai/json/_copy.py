@@ -1,8 +1,8 @@
-"""``bounded_copy``: a plain-JSON copy of an in-memory value, checked against a profile.
+"""``check_shape``: the recursion-free first half of :func:`zigai.json.bounded_copy`.
 
 Values built by programs (a provider extra body, a tool schema, scripted output) are as
 untrusted as text when they come from configuration, and Python's own walkers turn deep
-nesting into a bare ``RecursionError``.  :func:`bounded_copy` first walks the value without
+nesting into a bare ``RecursionError``.  ``bounded_copy`` first walks the value without
 recursion — refusing non-string keys, nesting past ``max_depth`` and a walk longer than
 ``max_document_bytes`` values (each value encodes to at least one byte, so a shared
 sub-value repeated until its encoding explodes is refused quickly, and so is a cycle) —
@@ -18,7 +18,7 @@ from typing import Any
 from zigai.json._errors import DocumentTooLarge, MalformedJson, NestingTooDeep
 from zigai.json._limits import Limits
 
-__all__ = ["bounded_copy", "check_shape"]
+__all__ = ["check_shape"]
 
 
 def check_shape(value: Any, limits: Limits) -> None:
@@ -42,11 +42,3 @@ def check_shape(value: Any, limits: Limits) -> None:
         if depth > limits.max_depth:
             raise NestingTooDeep(f"containers nest deeper than {limits.max_depth}", limit=limits.max_depth)
         stack.extend((child, depth + 1) for child in children)
-
-
-def bounded_copy(value: Any, limits: Limits) -> Any:
-    """A plain ``dict``/``list``/scalar copy of ``value`` within ``limits`` (module docs)."""
-    from zigai.json import dumps, parse
-
-    check_shape(value, limits)
-    return parse(dumps(value), limits)
