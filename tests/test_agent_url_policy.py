@@ -16,6 +16,7 @@ from support.loopback import LoopbackServer, Received, Reply
 from zigai.agent import Agent, InvalidAgentConfiguration
 from zigai.messages import RequestMessage
 from zigai.model import ModelRequest
+from zigai.provider import ProviderHttpRequest
 from zigai.providers import openai_compatible as oc
 from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection
 from zigai.transport import HttpTransport
@@ -87,6 +88,8 @@ def test_a_direct_model_request_carries_the_callers_policy(listener: socket.sock
     assert _no_connection(listener)
     with pytest.raises(TypeError, match="UrlPolicy"):
         ModelRequest((RequestMessage.user("hi"),), url_policy="https://x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="UrlPolicy"):
+        ProviderHttpRequest("responses", url_policy="https://x")  # type: ignore[arg-type]
 
 
 def test_when_both_policies_allow_the_endpoint_the_run_reaches_it() -> None:

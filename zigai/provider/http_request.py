@@ -64,6 +64,8 @@ class ProviderHttpRequest:
         object.__setattr__(self, "media_urls", tuple(self.media_urls))
         if not all(isinstance(url, str) for url in self.media_urls):
             raise TypeError("ProviderHttpRequest.media_urls must be strings")
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise TypeError("ProviderHttpRequest.url_policy must be a zigai.security.UrlPolicy or None")
         if self.body is not None:
             if not isinstance(self.body, bytes):
                 raise TypeError("ProviderHttpRequest.body must be bytes or None")
