@@ -585,7 +585,9 @@ def test_wsgi_limits_active_runs_and_cancels() -> None:
         assert app.cancel("slow") and not app.cancel("missing")
         release.set()
         frames = sse(first)
-        assert json.loads(frames[-1][1])["code"] == "Cancelled"
+        last = json.loads(frames[-1][1])
+        assert (last["type"], last["outcome"], last["runId"]) == ("RUN_FINISHED", {"type": "cancelled"}, "slow")
+        assert "RUN_ERROR" not in {json.loads(data)["type"] for _, data in frames}
         assert app.wait("slow", 5) and not app.wait("missing", 0)
 
 

@@ -21,8 +21,8 @@ Invariants
 
 Submodules: ``events`` (neutral values), ``bridge`` (stream translation, start/resume),
 ``pauses`` (interrupt ids and decisions), ``trust`` (client-message boundary), ``replay``
-(bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``serve``
-(loopback wsgiref server).
+(bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``page`` (the
+built-in chat page, ``ui_page``), ``serve`` (loopback wsgiref server).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from zigai.ui.trust import (
     to_history,
 )
 from zigai.ui.vercel import VercelChatRequest, VercelEncoder, parse_chat_request
-from zigai.ui.wsgi import HistoryStore, RunRequest, UiApp, ui_app
+from zigai.ui.wsgi import HistoryStore, RunRequest, UiApp, ui_app, ui_page
 
 __all__ = [
     "UiBridge",
@@ -66,6 +66,7 @@ __all__ = [
     "RunRequest",
     "UiApp",
     "ui_app",
+    "ui_page",
     "LocalServer",
     "InvalidClientMessages",
     "ClientMessagesTooLarge",

@@ -16,9 +16,11 @@ ToolCall*           ``TOOL_CALL_START`` (parentMessageId: the response's latest 
                     message, else the response id) / ``TOOL_CALL_ARGS`` / ``TOOL_CALL_END``
 ToolResult          ``TOOL_CALL_RESULT`` {messageId, toolCallId, content (text), role tool}
 Custom              ``CUSTOM`` {name, value}
-RunEnd complete     ``RUN_FINISHED`` {threadId, runId, result?, usage?}
+RunEnd complete     ``RUN_FINISHED`` {threadId, runId, result?, usage?}; each usage entry
+                    carries ``costUsd`` when the built-in price table prices its model
 RunEnd interrupt    ``RUN_FINISHED`` with outcome {type: "interrupt", interrupts: [...]}
-RunFailure          ``RUN_ERROR`` {message, code, usage?}
+RunFailure          ``RUN_ERROR`` {message, code, usage?}; a cancelled run (``Cancelled``)
+                    ends with ``RUN_FINISHED`` and the outcome {type: "cancelled"} instead
 ==================  ==========================================================================
 
 Input: :func:`parse_run_input` reads a ``RunAgentInput`` into client messages (roles and
@@ -34,6 +36,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from zigai.control import Cancelled
 from zigai.ui.events import (
     Custom,
     Interrupt,
@@ -83,8 +86,26 @@ def usage_json(entries: tuple[UsageEntry, ...]) -> list[dict[str, Any]]:
                            ("cacheWriteInputTokens", entry.cache_write_tokens)):
             if value:
                 item[key] = value
+        cost = entry_cost(entry)
+        if cost is not None:
+            item["costUsd"] = cost
         out.append(item)
     return out
+
+
+def entry_cost(entry: UsageEntry) -> str | None:
+    """The entry's cost in USD (decimal string) from the built-in price table, else None."""
+    if not entry.provider or not entry.model:
+        return None
+    from zigai import pricing
+    from zigai.usage import RequestUsage
+
+    usage = RequestUsage(input_tokens=entry.input_tokens, output_tokens=entry.output_tokens,
+                         cache_write_tokens=entry.cache_write_tokens,
+                         cache_read_tokens=entry.cache_read_tokens,
+                         reasoning_tokens=entry.reasoning_tokens)
+    cost = pricing.builtin().estimate(entry.provider, entry.model, usage)
+    return None if cost is None else str(cost.usd)
 
 
 def _interrupt(interrupt: Interrupt) -> dict[str, Any]:
@@ -160,6 +181,12 @@ class AguiEncoder:
                 finished["usage"] = usage_json(event.usage)
             return [finished]
         assert isinstance(event, RunFailure)
+        if event.code == Cancelled.__name__:
+            cancelled: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": event.thread_id,
+                                         "runId": event.run_id, "outcome": {"type": "cancelled"}}
+            if event.usage:
+                cancelled["usage"] = usage_json(event.usage)
+            return [cancelled]
         error: dict[str, Any] = {"type": "RUN_ERROR", "message": event.message, "code": event.code}
         if event.usage:
             error["usage"] = usage_json(event.usage)

@@ -10,7 +10,9 @@ waitress, uWSGI).  Routes, relative to ``path``:
   connection does not stop the run and the ``X-Zigai-Run-Id`` header names it;
 * ``GET {path}runs/<run_id>/events`` with ``Last-Event-ID`` (or ``?after=N``) — reconnect:
   frames after N, then live frames until the run ends (``410`` once they were evicted);
-* ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``).
+* ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``);
+* with ``page=True`` (AG-UI only): ``GET {path}`` is the built-in chat page and
+  ``GET {path}static/page.js`` / ``static/page.css`` its files (:mod:`zigai.ui.page`).
 
 Requests cross the trust boundary of :mod:`zigai.ui.trust` first; a refused request gets
 ``400``/``413`` with ``{"error": {"code", "message"}}`` before any run starts.  At most
@@ -37,6 +39,7 @@ from zigai.messages import Message
 from zigai.ui.agui import AguiEncoder, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import RunFailure, UiEvent
+from zigai.ui.page import SECURITY_HEADERS, page_asset
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
 from zigai.ui.trust import (
@@ -49,7 +52,7 @@ from zigai.ui.trust import (
 )
 from zigai.ui.vercel import DONE, STREAM_HEADER, VercelEncoder, parse_chat_request
 
-__all__ = ["HistoryStore", "RunRequest", "UiApp", "ui_app", "encode_sse"]
+__all__ = ["HistoryStore", "RunRequest", "UiApp", "ui_app", "ui_page", "encode_sse"]
 
 Protocol = Literal["agui", "vercel"]
 _RUN_ROUTE = re.compile(r"^runs/([A-Za-z0-9._:-]{1,128})/(events|cancel)$")
@@ -126,9 +129,12 @@ class UiApp:
         replay_max_bytes: int = 8 * 1024 * 1024, max_active_runs: int = 8,
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
+        page: bool = False,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
+        if page and protocol != "agui":
+            raise ValueError("the built-in page speaks AG-UI: use protocol 'agui' with page=True")
         if not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.agent = agent
@@ -142,6 +148,7 @@ class UiApp:
         self.max_retained_runs = max_retained_runs
         self.read_timeout_s = read_timeout_s
         self.run_options = run_options
+        self.page = page
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -160,6 +167,10 @@ class UiApp:
     def _route(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "") or "/"
+        if self.page and method in ("GET", "HEAD") and path.startswith(self.path):
+            asset = page_asset(path[len(self.path):], self.path)
+            if asset is not None:
+                return _page_response(asset, method, start_response)
         if path in (self.path, self.path.rstrip("/")):
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST a run request")
@@ -331,6 +342,14 @@ class UiApp:
         return run is not None and run.done.wait(timeout)
 
 
+def _page_response(asset: tuple[bytes, str], method: str,
+                   start_response: Callable[..., Any]) -> Iterable[bytes]:
+    body, content_type = asset
+    start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body))),
+                              *SECURITY_HEADERS])
+    return [b""] if method == "HEAD" else [body]
+
+
 def _after(environ: Mapping[str, Any]) -> int:
     raw = environ.get("HTTP_LAST_EVENT_ID")
     if raw is None:
@@ -344,3 +363,8 @@ def _after(environ: Mapping[str, Any]) -> int:
 def ui_app(agent: Any, protocol: Protocol = "agui", **options: Any) -> UiApp:
     """The WSGI app serving ``agent`` over ``protocol`` (keyword options: see :class:`UiApp`)."""
     return UiApp(agent, protocol, **options)
+
+
+def ui_page(agent: Any, **options: Any) -> UiApp:
+    """``ui_app(agent, "agui", page=True, ...)``: the AG-UI endpoint plus the built-in chat page."""
+    return UiApp(agent, "agui", page=True, **options)
