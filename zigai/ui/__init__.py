@@ -22,7 +22,8 @@ Invariants
 Submodules: ``events`` (neutral values), ``bridge`` (stream translation, start/resume),
 ``pauses`` (interrupt ids and decisions), ``trust`` (client-message boundary), ``replay``
 (bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``page`` (the
-built-in chat page, ``ui_page``), ``serve`` (loopback wsgiref server).
+built-in chat page, ``ui_page``), ``state`` (AG-UI frontend tools, shared state and context), ``serve`` (loopback wsgiref
+server).
 """
 
 from __future__ import annotations
@@ -33,6 +34,14 @@ from zigai.ui.events import Interrupt, UiEvent
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore, UnknownInterrupt
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
 from zigai.ui.serve import LocalServer
+from zigai.ui.state import (
+    ClientStateLimits,
+    ContextEntry,
+    FrontendTool,
+    InvalidClientState,
+    SharedState,
+    StateTooLarge,
+)
 from zigai.ui.trust import (
     ClientMessage,
     ClientMessageLimits,
@@ -74,4 +83,10 @@ __all__ = [
     "InvalidApprovalReply",
     "ReplayGap",
     "ReplayTimedOut",
+    "SharedState",
+    "ClientStateLimits",
+    "FrontendTool",
+    "ContextEntry",
+    "InvalidClientState",
+    "StateTooLarge",
 ]

@@ -109,6 +109,11 @@ class CustomEvents:
         with self._lock:
             self._items.append(event)
 
+    def put(self, name: str, value: Any) -> None:
+        """Queue a zigai-defined event (``zigai.*`` names, e.g. shared-state updates)."""
+        with self._lock:
+            self._items.append(Custom(name, json_value(value)))
+
     def drain(self) -> list[Custom]:
         with self._lock:
             items = list(self._items)

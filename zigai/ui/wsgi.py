@@ -36,12 +36,13 @@ from urllib.parse import parse_qs
 from zigai.control import CancellationToken
 from zigai.errors import UiError
 from zigai.messages import Message
-from zigai.ui.agui import AguiEncoder, parse_run_input
+from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import RunFailure, UiEvent
 from zigai.ui.page import SECURITY_HEADERS, page_asset
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
+from zigai.ui.state import ClientStateLimits, FrontendTool, SharedState, StateTooLarge
 from zigai.ui.trust import (
     ClientMessage,
     ClientMessageLimits,
@@ -90,6 +91,7 @@ class RunRequest:
     custom: CustomEvents
     cancellation: CancellationToken
     resume: bool = False
+    shared: SharedState | None = None  # AG-UI: the client's state, context and forwarded props
 
 
 @dataclass
@@ -129,7 +131,7 @@ class UiApp:
         replay_max_bytes: int = 8 * 1024 * 1024, max_active_runs: int = 8,
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
-        page: bool = False,
+        page: bool = False, state_limits: ClientStateLimits | None = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
@@ -149,6 +151,7 @@ class UiApp:
         self.read_timeout_s = read_timeout_s
         self.run_options = run_options
         self.page = page
+        self.state_limits = state_limits if state_limits is not None else ClientStateLimits()
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -247,20 +250,31 @@ class UiApp:
 
     def _start(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         document = self._read_body(environ)
+        custom = CustomEvents()
         try:
-            thread_id, run_id, messages, replies = self._parse(document)
+            thread_id, run_id, messages, replies, parsed = self._parse(document)
             prepared = None if replies else self._new_input(thread_id, messages)
+            shared = None if parsed is None else SharedState(
+                parsed.state, parsed.context, parsed.forwarded_props, outbox=custom,
+                limits=self.state_limits)
+        except StateTooLarge as exc:
+            raise _HttpError("413 Content Too Large", type(exc).__name__, str(exc)) from None
         except UiError as exc:
             raise _HttpError("400 Bad Request", type(exc).__name__, str(exc)) from None
+        frontend = () if parsed is None else parsed.tools
         if not self._slots.acquire(blocking=False):
             raise _HttpError("503 Service Unavailable", "TooManyRuns",
                              "too many runs are active; retry shortly")
         try:
-            run = self._register(thread_id, run_id)
-            custom = CustomEvents()
-            request = RunRequest(self.protocol, thread_id, run.run_id, custom, run.token, bool(replies))
+            run = self._register(thread_id, run_id, frozenset(tool.name for tool in frontend))
+            request = RunRequest(self.protocol, thread_id, run.run_id, custom, run.token, bool(replies),
+                                 shared)
             options = dict(self.run_options(request)) if self.run_options is not None else {}
             options["cancellation"] = run.token
+            if shared is not None and "deps" not in options:
+                options["deps"] = shared
+            if frontend:
+                options["capabilities"] = (*options.get("capabilities", ()), frontend_capability(frontend))
             bridge = UiBridge(thread_id, run.run_id, custom=custom)
             if replies:
                 events = resume_run(self.agent, bridge, self.pauses, replies,
@@ -279,10 +293,17 @@ class UiApp:
         return self._respond(run, 0, start_response)
 
     def _parse(self, document: dict[str, Any]) -> tuple[str, str, tuple[ClientMessage, ...],
-                                                          tuple[ApprovalReply, ...]]:
+                                                          tuple[ApprovalReply, ...], AguiRunInput | None]:
         if self.protocol == "agui":
-            parsed = parse_run_input(document)
-            return parsed.thread_id, parsed.run_id, parsed.messages, parsed.replies
+            parsed = parse_run_input(document, self.state_limits)
+            replies = list(parsed.replies)
+            for call_id, content in parsed.tool_results:
+                interrupt_id = self.pauses.interrupt_for_call(parsed.thread_id, call_id)
+                if interrupt_id is not None:
+                    replies.append(ApprovalReply(interrupt_id, "result", result=content))
+            if parsed.tool_results and not replies:
+                raise InvalidApprovalReply("the tool messages answer no waiting frontend tool call")
+            return parsed.thread_id, parsed.run_id, parsed.messages, tuple(replies), parsed
         chat = parse_chat_request(document)
         replies = []
         for answer in chat.answers:
@@ -295,10 +316,10 @@ class UiApp:
                     replies.append(ApprovalReply(interrupt_id, "result", result=answer.result))
         if not replies and chat.messages and chat.messages[-1].role == "assistant":
             raise InvalidApprovalReply("the last message is the assistant's and answers no waiting call")
-        return chat.chat_id, client_id(None), chat.messages, tuple(replies)
+        return chat.chat_id, client_id(None), chat.messages, tuple(replies), None
 
-    def _register(self, thread_id: str, run_id: str) -> _Run:
-        encoder: Any = AguiEncoder() if self.protocol == "agui" else VercelEncoder()
+    def _register(self, thread_id: str, run_id: str, frontend: frozenset[str] = frozenset()) -> _Run:
+        encoder: Any = AguiEncoder(frontend) if self.protocol == "agui" else VercelEncoder()
         with self._lock:
             if run_id in self._runs:
                 run_id = client_id(None)
@@ -340,6 +361,19 @@ class UiApp:
         with self._lock:
             run = self._runs.get(run_id)
         return run is not None and run.done.wait(timeout)
+
+
+def _browser_runs_it(args: Any) -> Any:  # pragma: no cover - external tools are never called
+    raise RuntimeError("a frontend tool runs in the browser")
+
+
+def frontend_capability(tools: Sequence[FrontendTool]) -> Any:
+    """A run capability declaring the browser's tools as ``external`` (the run pauses on a call)."""
+    from zigai.capability import Capability
+    from zigai.tool import Tool, ToolExecution
+
+    return Capability(tools=tuple(Tool.manual(t.name, t.description, t.parameters, _browser_runs_it,
+                                              execution=ToolExecution.external) for t in tools))
 
 
 def _page_response(asset: tuple[bytes, str], method: str,
