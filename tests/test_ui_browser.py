@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import struct
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,7 +114,8 @@ def page(browser: Any, server: WebServer, request: pytest.FixtureRequest) -> Ite
     finally:
         shot(opened, request.node.name + "-final")
         context.close()
-    assert errors == [], errors
+    expected = getattr(request.node, "expected_console_errors", ())
+    assert [e for e in errors if not any(x in e for x in expected)] == [], errors
 
 
 def shot(page: Any, name: str) -> None:
@@ -241,6 +244,46 @@ def test_reload_keeps_the_conversation_and_continues_the_thread(page: Any) -> No
     assert assistant_texts(page) == ["You have sent 1 messages."]
 
 
+def png_pixel() -> bytes:
+    """A real 1x1 red PNG (so the browser can decode the thumbnail)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00"))
+            + chunk(b"IEND", b""))
+
+
+PNG = png_pixel()
+
+
+def test_attached_files_reach_the_model_and_show_on_the_page(page: Any) -> None:
+    page.get_by_label("Attach images, PDF or text files").set_input_files([
+        {"name": "pixel.png", "mimeType": "image/png", "buffer": PNG},
+        {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"hello notes"},
+    ])
+    ask(page, "what is attached")
+    wait_status(page, "Done.")
+    shot(page, "files")
+    assert assistant_texts(page) == [
+        f"I received: what is attached [image image/png {len(PNG)} bytes] [document text/plain 11 bytes]"]
+    image = page.locator(".msg.user .files img")
+    assert image.get_attribute("alt") == "pixel.png"
+    assert image.evaluate("img => [img.complete, img.naturalWidth]") == [True, 1]  # decoded, not broken
+    assert page.locator(".msg.user .files .file").inner_text() == "Attached: notes.txt"
+    assert page.evaluate("document.getElementById('attach').files.length") == 0  # cleared after sending
+
+
+def test_a_refused_file_is_reported(page: Any, request: pytest.FixtureRequest) -> None:
+    request.node.expected_console_errors = ("status of 400",)  # the refusal itself
+    page.get_by_label("Attach images, PDF or text files").set_input_files(
+        [{"name": "fake.png", "mimeType": "image/png", "buffer": b"not a png"}])
+    ask(page, "what is attached")
+    alert = page.get_by_role("alert")
+    alert.wait_for()
+    assert alert.inner_text() == "Error: messages[0] part 1: the bytes are not image/png"
+
+
 def test_errors_are_announced(page: Any) -> None:
     ask(page, "fail now")
     alert = page.get_by_role("alert")
@@ -266,10 +309,10 @@ def test_narrow_screen_and_keyboard_only(browser: Any, server: WebServer) -> Non
         assert page.get_by_role("status").inner_text() == "Done."
         order = []
         page.evaluate("document.getElementById('new-chat').focus()")
-        for _ in range(3):
+        for _ in range(4):
             page.keyboard.press("Tab")
             order.append(page.evaluate("document.activeElement.id"))
-        assert order == ["transcript", "prompt", "send"]  # Stop is disabled between runs
+        assert order == ["transcript", "prompt", "attach", "send"]  # Stop is disabled between runs
     finally:
         context.close()
 

@@ -143,5 +143,10 @@ def test_ai_sdk_reader_yields_text_tool_parts_and_finish() -> None:
     assert resumed[0]["state"] == "output-available" and resumed[0]["output"] == "published Oslo"
     assert resumed[-1] == {"type": "text", "text": "Done: published Oslo", "state": "done"}
     assert ui_agents.PUBLISHED == ["Oslo"]
+    files = [p for p in report["files"]["message"]["parts"] if p["type"] == "text"]
+    assert report["files"]["errors"] == [] and files == [{
+        "type": "text", "state": "done",
+        "text": "What is attached?; image image/png 19 bytes; "
+                "document application/pdf https://example.com/spec.pdf"}]
     assert report["failing"]["errors"] == [
         "Error: RequestLimitExceeded: the next model request would exceed max_requests=1"]

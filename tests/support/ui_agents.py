@@ -128,8 +128,25 @@ SCENARIOS = {
     "text": text_agent, "tools": tool_agent, "structured": structured_agent,
     "approval": approval_agent, "failing": failing_agent,
 }
-# served by the router too, but it needs a client that declares its frontend tool
-CLIENT_TOOL_SCENARIOS = {"frontend": frontend_agent}
+def files_agent() -> Agent:
+    """Answers with what the user's prompt carried: text, then each file's kind and source."""
+
+    def describe(item: Any) -> str:
+        source = item.source
+        where = f"{len(source.data)} bytes" if source.kind == "bytes" else source.url
+        return f"{item.kind} {source.media_type} {where}"
+
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        prompt = next(p for m in reversed(messages) for p in getattr(m, "parts", ())
+                      if p.part_kind == "user-prompt")
+        content = prompt.content if isinstance(prompt.content, tuple) else ()
+        yield "; ".join(item.text if item.kind == "text" else describe(item) for item in content)
+
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-files"))
+
+
+# served by the router too, but they need a client that sends frontend tools or files
+CLIENT_TOOL_SCENARIOS = {"frontend": frontend_agent, "files": files_agent}
 
 
 def router(protocol: str, **options: Any) -> Any:

@@ -31,8 +31,12 @@ def _record(line: str) -> None:
 def _prompt(messages: tuple[Any, ...]) -> str:
     for message in reversed(messages):
         for part in getattr(message, "parts", ()):
-            if isinstance(part, UserPromptPart) and isinstance(part.content, str):
-                return part.content
+            if isinstance(part, UserPromptPart):
+                if isinstance(part.content, str):
+                    return part.content
+                return " ".join(item.text if item.kind == "text" else
+                                f"[{item.kind} {item.source.media_type} {len(item.source.data)} bytes]"
+                                for item in part.content)
     return ""
 
 
@@ -54,6 +58,9 @@ def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
         for index in range(600):
             time.sleep(0.1)
             yield f"tick {index} "
+        return
+    if "attached" in prompt:
+        yield "I received: " + prompt
         return
     if "count" in prompt:
         asked = sum(isinstance(p, UserPromptPart) for m in messages for p in getattr(m, "parts", ()))

@@ -22,7 +22,8 @@ Invariants
 Submodules: ``events`` (neutral values), ``bridge`` (stream translation, start/resume),
 ``pauses`` (interrupt ids and decisions), ``trust`` (client-message boundary), ``replay``
 (bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``page`` (the
-built-in chat page, ``ui_page``), ``state`` (AG-UI frontend tools, shared state and context), ``serve`` (loopback wsgiref
+built-in chat page, ``ui_page``), ``state`` (AG-UI frontend tools, shared state and context), ``files`` (files attached to
+user messages), ``serve`` (loopback wsgiref
 server).
 """
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import Interrupt, UiEvent
+from zigai.ui.files import FileLimits
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore, UnknownInterrupt
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
 from zigai.ui.serve import LocalServer
@@ -84,6 +86,7 @@ __all__ = [
     "ReplayGap",
     "ReplayTimedOut",
     "SharedState",
+    "FileLimits",
     "ClientStateLimits",
     "FrontendTool",
     "ContextEntry",

@@ -28,8 +28,9 @@ RunFailure          ``RUN_ERROR`` {message, code, usage?}; a cancelled run (``Ca
                     ends with ``RUN_FINISHED`` and the outcome {type: "cancelled"} instead
 ==================  ==========================================================================
 
-Input: :func:`parse_run_input` reads a ``RunAgentInput`` into client messages (roles and
-text only — ids discarded), resume replies, frontend tools, ``state``, ``context`` and
+Input: :func:`parse_run_input` reads a ``RunAgentInput`` into client messages (roles,
+text, and a user message's ``image`` / ``document`` parts as checked files — ids
+discarded), resume replies, frontend tools, ``state``, ``context`` and
 ``forwardedProps`` (:mod:`zigai.ui.state`), and the results of frontend tool calls (the
 trailing ``tool`` messages: ``toolCallId`` and text ``content``).  An approval interrupt is
 answered with ``{"status": "resolved", "payload": {"approved": true | false, "reason"?:
@@ -65,6 +66,7 @@ from zigai.ui.events import (
     UiEvent,
     UsageEntry,
 )
+from zigai.ui.files import FileLimits, agui_file
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply
 from zigai.ui.state import (
     STATE_DELTA,
@@ -75,7 +77,13 @@ from zigai.ui.state import (
     parse_context,
     parse_tools,
 )
-from zigai.ui.trust import ClientMessage, InvalidClientMessages, client_id, text_of
+from zigai.ui.trust import (
+    ClientMessage,
+    ClientMessagesTooLarge,
+    InvalidClientMessages,
+    client_id,
+    text_of,
+)
 
 __all__ = ["AguiEncoder", "AguiRunInput", "parse_run_input", "APPROVAL_SCHEMA", "RESULT_SCHEMA"]
 
@@ -255,6 +263,22 @@ def _reply(index: int, entry: Any) -> ApprovalReply:
     )
 
 
+def _user_content(content: Any, where: str, files: FileLimits) -> tuple[str, tuple[Any, ...]]:
+    """Text and files of a user message whose content may hold ``image`` / ``document`` parts."""
+    if not isinstance(content, list):
+        return text_of(content, where), ()
+    texts: list[Any] = []
+    attached: list[Any] = []
+    for index, item in enumerate(content):
+        if isinstance(item, dict) and item.get("type") in ("image", "document"):
+            if len(attached) == files.max_files:
+                raise ClientMessagesTooLarge(f"{where} has more than {files.max_files} files")
+            attached.append(agui_file(item, f"{where} part {index}", files))
+        else:
+            texts.append(item)
+    return text_of(texts, where), tuple(attached)
+
+
 def _tool_results(raw_messages: list[Any]) -> tuple[tuple[str, str], ...]:
     results: list[tuple[str, str]] = []
     for index in range(len(raw_messages) - 1, -1, -1):
@@ -268,9 +292,11 @@ def _tool_results(raw_messages: list[Any]) -> tuple[tuple[str, str], ...]:
     return tuple(results)
 
 
-def parse_run_input(document: dict[str, Any], limits: ClientStateLimits | None = None) -> AguiRunInput:
+def parse_run_input(document: dict[str, Any], limits: ClientStateLimits | None = None,
+                    files: FileLimits | None = None) -> AguiRunInput:
     """A ``RunAgentInput`` object (already bounded JSON) as an :class:`AguiRunInput`."""
     limits = limits if limits is not None else ClientStateLimits()
+    files = files if files is not None else FileLimits()
     raw_messages = document.get("messages", [])
     if not isinstance(raw_messages, list):
         raise InvalidClientMessages("RunAgentInput.messages must be an array")
@@ -279,8 +305,13 @@ def parse_run_input(document: dict[str, Any], limits: ClientStateLimits | None =
         if not isinstance(item, dict) or not isinstance(item.get("role"), str):
             raise InvalidClientMessages(f"messages[{index}] needs a role")
         role = item["role"]
-        text = text_of(item.get("content"), f"messages[{index}]") if role in ("user", "assistant") else ""
-        messages.append(ClientMessage(role, text))
+        where = f"messages[{index}]"
+        attached: tuple[Any, ...] = ()
+        if role == "user":
+            text, attached = _user_content(item.get("content"), where, files)
+        else:
+            text = text_of(item.get("content"), where) if role == "assistant" else ""
+        messages.append(ClientMessage(role, text, attached))
     resume = document.get("resume")
     if resume is None:
         resume = []

@@ -39,6 +39,7 @@ from zigai.messages import Message
 from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import RunFailure, UiEvent
+from zigai.ui.files import FileLimits
 from zigai.ui.page import SECURITY_HEADERS, page_asset
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
@@ -132,6 +133,7 @@ class UiApp:
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
         page: bool = False, state_limits: ClientStateLimits | None = None,
+        file_limits: FileLimits | None = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
@@ -152,6 +154,7 @@ class UiApp:
         self.run_options = run_options
         self.page = page
         self.state_limits = state_limits if state_limits is not None else ClientStateLimits()
+        self.file_limits = file_limits if file_limits is not None else FileLimits()
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -238,7 +241,8 @@ class UiApp:
         except UiError as exc:
             raise _HttpError("400 Bad Request", type(exc).__name__, str(exc)) from None
 
-    def _new_input(self, thread_id: str, messages: Sequence[ClientMessage]) -> tuple[tuple[Message, ...], str]:
+    def _new_input(self, thread_id: str,
+                   messages: Sequence[ClientMessage]) -> tuple[tuple[Message, ...], str | tuple[Any, ...]]:
         stored = self.histories.get(thread_id)
         if stored is None:
             return to_history(messages, self.limits)
@@ -257,7 +261,7 @@ class UiApp:
             shared = None if parsed is None else SharedState(
                 parsed.state, parsed.context, parsed.forwarded_props, outbox=custom,
                 limits=self.state_limits)
-        except StateTooLarge as exc:
+        except (StateTooLarge, ClientMessagesTooLarge) as exc:
             raise _HttpError("413 Content Too Large", type(exc).__name__, str(exc)) from None
         except UiError as exc:
             raise _HttpError("400 Bad Request", type(exc).__name__, str(exc)) from None
@@ -295,7 +299,7 @@ class UiApp:
     def _parse(self, document: dict[str, Any]) -> tuple[str, str, tuple[ClientMessage, ...],
                                                           tuple[ApprovalReply, ...], AguiRunInput | None]:
         if self.protocol == "agui":
-            parsed = parse_run_input(document, self.state_limits)
+            parsed = parse_run_input(document, self.state_limits, self.file_limits)
             replies = list(parsed.replies)
             for call_id, content in parsed.tool_results:
                 interrupt_id = self.pauses.interrupt_for_call(parsed.thread_id, call_id)
@@ -304,7 +308,7 @@ class UiApp:
             if parsed.tool_results and not replies:
                 raise InvalidApprovalReply("the tool messages answer no waiting frontend tool call")
             return parsed.thread_id, parsed.run_id, parsed.messages, tuple(replies), parsed
-        chat = parse_chat_request(document)
+        chat = parse_chat_request(document, self.file_limits)
         replies = []
         for answer in chat.answers:
             if answer.approval_id is not None:

@@ -13,6 +13,9 @@
   const prompt = $("prompt");
   const send = $("send");
   const stop = $("stop");
+  const attach = $("attach");
+  const MAX_FILES = 8;
+  const MAX_FILE_BYTES = 2 * 1024 * 1024;
 
   // Saved across reloads (sessionStorage): the thread id, the text turns sent back as
   // RunAgentInput.messages, and the transcript entries the page renders.
@@ -67,6 +70,20 @@
       node = el("div", "msg " + entry.kind);
       node.append(el("span", "who", entry.kind === "user" ? "You" : "Assistant"));
       node.append(el("span", "text", entry.text));
+      if (Array.isArray(entry.files) && entry.files.length > 0) {
+        const files = el("div", "files");
+        for (const file of entry.files) {
+          if (file.url && file.type.startsWith("image/")) {
+            const img = el("img");
+            img.src = file.url;
+            img.alt = file.name;
+            files.append(img);
+          } else {
+            files.append(el("span", "file", "Attached: " + file.name));
+          }
+        }
+        node.append(files);
+      }
     } else if (entry.kind === "thinking") {
       node = el("details", "thinking");
       node.append(el("summary", null, "Thinking"));
@@ -163,7 +180,7 @@
     const runId = newId("run-");
     const body = Object.assign({
       threadId: chat.threadId, runId: runId, state: {}, context: [], forwardedProps: {},
-      messages: chat.turns.map((t, i) => ({ id: "m" + i, role: t.role, content: t.content })),
+      messages: chat.turns.map((t, i) => ({ id: "m" + i, role: t.role, content: t.parts || t.content })),
     }, extra);
     const controller = new AbortController();
     setRunning({ runId: runId, controller: controller });
@@ -201,6 +218,7 @@
     } catch (error) {
       reader.fail(String(error && error.message || error));
     } finally {
+      for (const turn of chat.turns) delete turn.parts; // the server keeps the files in its history
       reader.finishText();
       setRunning(null);
       save();
@@ -322,13 +340,50 @@
 
   // -- controls ---------------------------------------------------------------------------
 
-  form.addEventListener("submit", (event) => {
+  function readFile(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result));
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
+
+  async function attachments() {
+    const chosen = Array.from(attach.files || []);
+    if (chosen.length > MAX_FILES) throw new Error("attach at most " + MAX_FILES + " files");
+    const parts = [], shown = [];
+    for (const file of chosen) {
+      if (file.size > MAX_FILE_BYTES) throw new Error(file.name + " is larger than 2 MiB");
+      const url = await readFile(file);
+      const type = file.type || "application/octet-stream";
+      const source = { type: "data", value: url.slice(url.indexOf(",") + 1), mimeType: type };
+      parts.push({ type: type.startsWith("image/") ? "image" : "document", source: source,
+                   metadata: { filename: file.name } });
+      shown.push({ name: file.name, type: type, url: type.startsWith("image/") ? url : null });
+    }
+    return { parts: parts, shown: shown };
+  }
+
+  form.addEventListener("submit", async (event) => {
     event.preventDefault();
     const text = prompt.value.trim();
-    if (!text || running !== null || pending.length > 0) return;
+    const hasFiles = attach.files && attach.files.length > 0;
+    if ((!text && !hasFiles) || running !== null || pending.length > 0) return;
+    let files;
+    try {
+      files = await attachments();
+    } catch (error) {
+      addEntry({ kind: "error", text: String(error && error.message || error) });
+      setStatus("The files were not sent.");
+      return;
+    }
     prompt.value = "";
-    addEntry({ kind: "user", text: text });
-    chat.turns.push({ role: "user", content: text });
+    attach.value = "";
+    addEntry({ kind: "user", text: text, files: files.shown });
+    const turn = { role: "user", content: text };
+    if (files.parts.length > 0) turn.parts = [...(text ? [{ type: "text", text: text }] : []), ...files.parts];
+    chat.turns.push(turn);
     save();
     run({});
   });
