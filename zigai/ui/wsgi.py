@@ -35,6 +35,7 @@ from urllib.parse import parse_qs
 
 from zigai.control import CancellationToken
 from zigai.errors import UiError
+from zigai.hooks import Correlation
 from zigai.messages import Message
 from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
@@ -275,6 +276,7 @@ class UiApp:
                                  shared)
             options = dict(self.run_options(request)) if self.run_options is not None else {}
             options["cancellation"] = run.token
+            options.setdefault("correlation", Correlation(conversation_id=thread_id))
             if shared is not None and "deps" not in options:
                 options["deps"] = shared
             if frontend:
