@@ -224,3 +224,15 @@ def test_ui_runs_name_their_chat_thread_as_the_conversation() -> None:
             assert b"RUN_FINISHED" in response.read()
         assert app.wait("r1", 10)
     assert {s.attributes["gen_ai.conversation.id"] for s in memory.spans} == {"thread-7"}
+
+
+def test_values_without_a_json_form_become_text_and_bare_tools_have_no_description() -> None:
+    from datetime import date
+
+    from zigai.model import ToolDefinition
+    from zigai.telemetry.content import output_value_messages, tool_definitions
+
+    (message,) = output_value_messages({"day": date(2026, 12, 5)})
+    assert json.loads(message["parts"][0]["content"]) == {"day": "2026-12-05"}
+    assert tool_definitions([ToolDefinition("ping")]) == [
+        {"type": "function", "name": "ping", "parameters": {"type": "object", "properties": {}}}]

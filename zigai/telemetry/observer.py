@@ -229,6 +229,13 @@ class Telemetry:
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
 
+    def realtime(self, *, model: str | None = None, conversation_id: str | None = None,
+                 parent: TraceParent | str | None = None) -> Any:
+        """An observer for one ``RealtimeSession``: its span and points go through this Telemetry."""
+        from zigai.telemetry.realtime import RealtimeTelemetry
+
+        return RealtimeTelemetry(self, model=model, conversation_id=conversation_id, parent=parent)
+
     # ------------------------------------------------------------------ hook entry point
 
     def __call__(self, event: Any) -> None:
