@@ -9,7 +9,13 @@ import pytest
 from test_realtime_session import OpenAIRealtimeServer, openai_session
 
 from zigai.realtime import RealtimeEventInfo, RealtimeSessionClosed
-from zigai.telemetry import ContentPolicy, InMemoryExporter, RealtimeTelemetry, Telemetry, TraceParent
+from zigai.telemetry import (
+    ContentPolicy,
+    InMemoryExporter,
+    RealtimeTelemetry,
+    Telemetry,
+    TraceParent,
+)
 from zigai.usage import RequestUsage
 
 OUTER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
