@@ -11,6 +11,11 @@ waitress, uWSGI).  Routes, relative to ``path``:
 * ``GET {path}runs/<run_id>/events`` with ``Last-Event-ID`` (or ``?after=N``) — reconnect:
   frames after N, then live frames until the run ends (``410`` once they were evicted);
 * ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``);
+
+With ``store=`` (e.g. :class:`zigai.ui.sqlite.SqliteUiStore`) the histories, pauses and
+replay logs live in that shared store, so any worker process answers any of these routes:
+a run's frames are read from the store, and a cancel is flagged there for the worker that
+produces the run (it polls the flag);
 * with ``page=True`` (AG-UI only): ``GET {path}`` is the built-in chat page and
   ``GET {path}static/page.js`` / ``static/page.css`` its files (:mod:`zigai.ui.page`).
 
@@ -134,7 +139,7 @@ class UiApp:
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
         page: bool = False, state_limits: ClientStateLimits | None = None,
-        file_limits: FileLimits | None = None,
+        file_limits: FileLimits | None = None, store: Any = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
@@ -145,8 +150,13 @@ class UiApp:
         self.agent = agent
         self.protocol: Protocol = protocol
         self.path = path if path.endswith("/") else path + "/"
-        self.pauses = pauses if pauses is not None else PauseStore()
-        self.histories = histories if histories is not None else HistoryStore()
+        self.store = store
+        if pauses is None:
+            pauses = store.pauses if store is not None else PauseStore()
+        if histories is None:
+            histories = store.histories if store is not None else HistoryStore()
+        self.pauses = pauses
+        self.histories = histories
         self.limits = limits if limits is not None else ClientMessageLimits()
         self.replay_max_events = replay_max_events
         self.replay_max_bytes = replay_max_bytes
@@ -191,11 +201,15 @@ class UiApp:
         with self._lock:
             run = self._runs.get(run_id)
         if run is None:
+            run = self._shared_run(run_id)
+        if run is None:
             raise _HttpError("404 Not Found", "UnknownRun", f"run {run_id!r} is unknown or expired")
         if action == "cancel":
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST to cancel")
             run.token.cancel("cancelled by the client")
+            if self.store is not None:  # the run may be producing on another worker
+                self.store.request_cancel(run_id)
             start_response("202 Accepted", [("Content-Length", "0")])
             return [b""]
         if method != "GET":
@@ -324,13 +338,23 @@ class UiApp:
             raise InvalidApprovalReply("the last message is the assistant's and answers no waiting call")
         return chat.chat_id, client_id(None), chat.messages, tuple(replies), None
 
+    def _shared_run(self, run_id: str) -> _Run | None:
+        """A run another worker produces, read through the shared store (None without one)."""
+        found = self.store.open_replay(run_id) if self.store is not None else None
+        if found is None:
+            return None
+        log, thread_id = found
+        encoder: Any = AguiEncoder() if self.protocol == "agui" else VercelEncoder()
+        return _Run(run_id, log, CancellationToken(), encoder, thread_id)
+
     def _register(self, thread_id: str, run_id: str, frontend: frozenset[str] = frozenset()) -> _Run:
         encoder: Any = AguiEncoder(frontend) if self.protocol == "agui" else VercelEncoder()
         with self._lock:
-            if run_id in self._runs:
+            if run_id in self._runs or (self.store is not None and self.store.open_replay(run_id)):
                 run_id = client_id(None)
-            run = _Run(run_id, ReplayLog(self.replay_max_events, self.replay_max_bytes),
-                       CancellationToken(), encoder, thread_id)
+            log: Any = (ReplayLog(self.replay_max_events, self.replay_max_bytes) if self.store is None else
+                        self.store.replay_log(run_id, thread_id, self.replay_max_events, self.replay_max_bytes))
+            run = _Run(run_id, log, CancellationToken(), encoder, thread_id)
             self._runs[run_id] = run
             finished = [key for key, item in self._runs.items() if item.done.is_set()]
             while len(self._runs) > self.max_retained_runs and finished:
@@ -342,6 +366,9 @@ class UiApp:
         self.histories.put(thread_id, messages)
 
     def _produce(self, run: _Run, events: Iterator[UiEvent]) -> None:
+        if self.store is not None:
+            threading.Thread(target=self._watch_cancel, args=(run,), daemon=True,
+                             name=f"zigai-ui-cancel-{run.run_id}").start()
         try:
             for event in events:
                 for item in run.encoder.encode(event):
@@ -352,6 +379,13 @@ class UiApp:
             run.log.close()
             run.done.set()
             self._slots.release()
+
+    def _watch_cancel(self, run: _Run) -> None:
+        """Cancel a store-backed run when any worker flagged it (polled until the run ends)."""
+        while not run.done.wait(self.store.poll_s * 4):
+            if getattr(run.log, "cancel_requested", False):
+                run.token.cancel("cancelled by the client")
+                return
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a live run by id; False when the id is unknown."""
