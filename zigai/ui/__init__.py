@@ -23,8 +23,8 @@ Submodules: ``events`` (neutral values), ``bridge`` (stream translation, start/r
 ``pauses`` (interrupt ids and decisions), ``trust`` (client-message boundary), ``replay``
 (bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``page`` (the
 built-in chat page, ``ui_page``), ``state`` (AG-UI frontend tools, shared state and context), ``files`` (files attached to
-user messages), ``serve`` (loopback wsgiref
-server).
+user messages), ``serve`` (loopback wsgiref server), ``sqlite`` (``SqliteUiStore``, the
+stores worker processes share; imported on use).
 """
 
 from __future__ import annotations
