@@ -144,6 +144,20 @@ def test_web_serves_the_agent_of_an_agent_file(tmp_path: Path) -> None:
     assert codes == [ExitCode.ok]
 
 
+def test_web_serves_an_agent_spec_with_its_tool_registry() -> None:
+    examples = ROOT / "docs" / "examples"
+    args = web_args("--spec", str(examples / "agent_spec" / "offline.yaml"),
+                    "--tools", str(examples / "weather_tools.py"), "--port", "0")
+    stop, err, thread, codes = serve_in_thread(args, {})
+    url = wait_url(err, thread)
+    _, _, body = request(url, "POST", "/", json.dumps(
+        {"threadId": "t", "runId": "r", "messages": [{"id": "u", "role": "user", "content": "weather?"}]}).encode())
+    assert b'"TOOL_CALL_RESULT"' in body and b'"RUN_FINISHED"' in body  # the spec's tool ran
+    stop.set()
+    thread.join(10)
+    assert codes == [ExitCode.ok]
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--agent", "mine.py", "--model", "test"], "--agent defines the agent; remove --model"),
     (["--agent", "mine.py:other"], "has no Agent named 'other'"),
