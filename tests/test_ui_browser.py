@@ -51,13 +51,13 @@ def browser() -> Iterator[Any]:
 class WebServer:
     """``zigai web`` in a child process; ``url`` is the page, ``ledger`` the tool log."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, agent: str = "agent") -> None:
         self.ledger = tmp / "ledger.txt"
         self.ledger.write_text("")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "tests")]),
                    ZIGAI_WEB_LEDGER=str(self.ledger))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "zigai", "web", "--agent", str(AGENT_FILE), "--port", "0"],
+            [sys.executable, "-m", "zigai", "web", "--agent", f"{AGENT_FILE}:{agent}", "--port", "0"],
             env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
         self.stderr: list[str] = []
@@ -290,6 +290,22 @@ def test_errors_are_announced(page: Any) -> None:
     alert.wait_for()
     assert alert.inner_text() == "Error: internal error: the run failed"
     wait_status(page, "The run failed.")
+
+
+def test_usage_shows_the_cost_of_a_priced_model(browser: Any, tmp_path: Path) -> None:
+    web = WebServer(tmp_path, "priced_agent")
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(web.url)
+        ask(page, "hello")
+        wait_status(page, "Done.")
+        usage = page.locator(".usage").inner_text()
+        assert re.fullmatch(r"Usage: \d+ input \+ \d+ output tokens; cost \$0\.\d{6}", usage), usage
+    finally:
+        context.close()
+        assert web.stop() == 0
 
 
 def test_narrow_screen_and_keyboard_only(browser: Any, server: WebServer) -> None:

@@ -112,3 +112,5 @@ agent = Agent(
                     execution=ToolExecution.requires_approval),
     ],
 )
+# the same script under a priced model identity, so the page can show a cost
+priced_agent = Agent(FunctionModel(stream_function=stream, model_name="gpt-5-mini", provider_name="openai"))
