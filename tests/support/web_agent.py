@@ -82,7 +82,7 @@ def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
                 yield f"{tool} finished: {content if isinstance(content, str) else 'ok'}"
             return
     for chunk in CHUNKS:
-        time.sleep(0.15)
+        time.sleep(0.25)  # apart enough that the browser sees the text grow step by step
         yield chunk
 
 
