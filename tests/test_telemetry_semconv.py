@@ -236,3 +236,10 @@ def test_values_without_a_json_form_become_text_and_bare_tools_have_no_descripti
     assert json.loads(message["parts"][0]["content"]) == {"day": "2026-12-05"}
     assert tool_definitions([ToolDefinition("ping")]) == [
         {"type": "function", "name": "ping", "parameters": {"type": "object", "properties": {}}}]
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 257, 7])
+def test_conversation_ids_are_checked(bad: Any) -> None:
+    with pytest.raises(ValueError, match="conversation_id"):
+        Correlation(conversation_id=bad)
+    assert Correlation(conversation_id="x" * 256).conversation_id == "x" * 256
