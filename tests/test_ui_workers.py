@@ -132,7 +132,7 @@ def test_cancel_through_the_other_worker(workers: tuple[Worker, Worker, Path]) -
     a, b, _ = workers
     response, _ = a.request("POST", "/", run_input("t3", "slow-1", "slow"), read=False)
     assert response.status == 200
-    cancel, _ = b.request("POST", "/runs/slow-1/cancel", read=False)
+    cancel, _ = b.request("POST", "/runs/slow-1/cancel", {}, read=False)
     assert cancel.status == 202
     _, frames = b.request("GET", "/runs/slow-1/events?after=0")
     assert frames[-1]["type"] == "RUN_FINISHED" and frames[-1]["outcome"] == {"type": "cancelled"}

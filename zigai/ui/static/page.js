@@ -404,7 +404,8 @@
     setStatus("Stopping…");
     const id = running.serverRunId;
     if (!id) { running.controller.abort(); return; }
-    fetch(endpoint + "runs/" + encodeURIComponent(id) + "/cancel", { method: "POST" })
+    fetch(endpoint + "runs/" + encodeURIComponent(id) + "/cancel",
+          { method: "POST", body: "{}", headers: { "Content-Type": "application/json" } })
       .catch(() => running && running.controller.abort());
   }
 
