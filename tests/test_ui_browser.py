@@ -227,6 +227,14 @@ def test_stop_cancels_a_long_run(page: Any) -> None:
     assert assistant_texts(page)[-1] == stopped_at  # nothing arrives after the stop
 
 
+def test_escape_stops_a_run_from_the_keyboard(page: Any) -> None:
+    ask(page, "another long answer")
+    page.wait_for_function("() => document.querySelector('.msg.assistant .text')?.textContent.includes('tick 1')")
+    page.keyboard.press("Escape")
+    wait_status(page, "Stopped.")
+    assert page.evaluate("document.activeElement.id") == "prompt"  # back to typing
+
+
 def test_reload_keeps_the_conversation_and_continues_the_thread(page: Any) -> None:
     ask(page, "hello")
     wait_status(page, "Done.")
