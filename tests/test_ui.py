@@ -310,8 +310,9 @@ def test_roles_are_allowlisted_and_browser_ids_discarded() -> None:
     for messages in ((), (ClientMessage("assistant", "x"),), (ClientMessage("user", "  "),)):
         with pytest.raises(InvalidClientMessages):
             to_history(messages, ClientMessageLimits())
-    with pytest.raises(InvalidClientMessages, match="tools are not accepted"):
-        parse_run_input({"messages": [], "tools": [{"name": "rm", "description": "x"}]})
+    # client tools are frontend tools: declared for the model, executed only by the browser
+    (declared,) = parse_run_input({"messages": [], "tools": [{"name": "rm", "description": "x"}]}).tools
+    assert (declared.name, declared.parameters) == ("rm", {"type": "object", "properties": {}})
     for bad in ({"messages": 3}, {"messages": [{"content": "x"}]},
                 {"messages": [{"role": "user", "content": [{"type": "image"}]}]},
                 {"messages": [{"role": "user", "content": 3}]}):
@@ -585,7 +586,9 @@ def test_wsgi_limits_active_runs_and_cancels() -> None:
         assert app.cancel("slow") and not app.cancel("missing")
         release.set()
         frames = sse(first)
-        assert json.loads(frames[-1][1])["code"] == "Cancelled"
+        last = json.loads(frames[-1][1])
+        assert (last["type"], last["outcome"], last["runId"]) == ("RUN_FINISHED", {"type": "cancelled"}, "slow")
+        assert "RUN_ERROR" not in {json.loads(data)["type"] for _, data in frames}
         assert app.wait("slow", 5) and not app.wait("missing", 0)
 
 

@@ -102,6 +102,22 @@ def test_agui_client_reconstructs_the_conversation() -> None:
     assert failing["errors"][0]["code"] == "RequestLimitExceeded"
 
 
+def test_agui_client_runs_a_frontend_tool_and_follows_the_shared_state() -> None:
+    frontend = run_peer("agui_client.mjs", "agui")["frontend"]
+    asked = frontend["asked"]
+    assert asked["errors"] == [] and asked["types"][-1] == "RUN_FINISHED"
+    assert "STATE_DELTA" not in asked["types"]
+    call = frontend["askedMessages"][-1]
+    assert [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in call["toolCalls"]] == [("call_pick_1", "pick_color", {"options": ["red", "blue"]})]
+    answered = frontend["answered"]
+    assert answered["errors"] == [] and answered["result"] == "Done: theme blue saved for ana"
+    assert "STATE_DELTA" in answered["types"]
+    assert frontend["state"] == {"theme": "blue", "count": 1}  # the client applied the JSON Patch
+    assert [m["role"] for m in frontend["messages"]] == ["user", "assistant", "tool", "assistant", "tool",
+                                                         "assistant"]
+
+
 def test_ai_sdk_reader_yields_text_tool_parts_and_finish() -> None:
     ui_agents.PUBLISHED.clear()
     report = run_peer("vercel_client.mjs", "vercel")
@@ -127,5 +143,10 @@ def test_ai_sdk_reader_yields_text_tool_parts_and_finish() -> None:
     assert resumed[0]["state"] == "output-available" and resumed[0]["output"] == "published Oslo"
     assert resumed[-1] == {"type": "text", "text": "Done: published Oslo", "state": "done"}
     assert ui_agents.PUBLISHED == ["Oslo"]
+    files = [p for p in report["files"]["message"]["parts"] if p["type"] == "text"]
+    assert report["files"]["errors"] == [] and files == [{
+        "type": "text", "state": "done",
+        "text": "What is attached?; image image/png 19 bytes; "
+                "document application/pdf https://example.com/spec.pdf"}]
     assert report["failing"]["errors"] == [
         "Error: RequestLimitExceeded: the next model request would exceed max_requests=1"]

@@ -211,6 +211,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ProviderResponseDecodeError),
     │                                                 EmbeddingResultClosed
     ├── UiError                   zigai.ui            InvalidClientMessages (ClientMessagesTooLarge),
+    │                                                 InvalidClientState (StateTooLarge),
     │                                                 UnknownInterrupt, InvalidApprovalReply,
     │                                                 ReplayGap, ReplayTimedOut
     ├── AcpError                  zigai.acp           AcpProtocolError, AcpRemoteError,

@@ -92,16 +92,19 @@ class Correlation:
 
     ``run_id`` replaces the generated run id; ``trace_parent`` is a W3C ``traceparent``
     string (telemetry nests the agent span under it); ``node_index``/``node_name`` name the
-    graph node or session step that started the run.  All optional; none reach a provider.
+    graph node or session step that started the run; ``conversation_id`` names the
+    conversation (chat thread) the run belongs to (telemetry's ``gen_ai.conversation.id``).
+    All optional; none reach a provider.
     """
 
     run_id: str | None = None
     trace_parent: str | None = None
     node_index: int | None = None
     node_name: str | None = None
+    conversation_id: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("run_id", "trace_parent", "node_name"):
+        for name in ("run_id", "trace_parent", "node_name", "conversation_id"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value or len(value) > 256):
                 raise ValueError(f"Correlation.{name} must be None or a non-empty string of <= 256 chars")

@@ -47,4 +47,18 @@ report.approval = { paused, interrupts, resumed, messages: approval.messages };
 const failing = agentFor("failing", "thread-failing");
 report.failing = { ...(await turn(failing, "Weather?")), messages: failing.messages };
 
+// A frontend tool and shared state: the run ends with the browser's tool call, the client
+// answers it with a tool message, and the server's tool updates the state (STATE_DELTA).
+const frontend = new HttpAgent({ url: `${base}/frontend/`, threadId: "thread-frontend",
+                                 initialState: { theme: "none", count: 1 } });
+const pickColor = { name: "pick_color", description: "Ask the user for a color.",
+                    parameters: { type: "object", properties: { options: { type: "array" } } } };
+const context = [{ description: "user", value: "ana" }];
+const asked = await turn(frontend, "Pick a theme", { tools: [pickColor], context });
+const askedMessages = structuredClone(frontend.messages);
+const call = frontend.messages.at(-1).toolCalls?.[0];
+frontend.addMessage({ id: "browser-tool-1", role: "tool", toolCallId: call?.id, content: "blue" });
+const answered = await turn(frontend, undefined, { tools: [pickColor], context });
+report.frontend = { asked, askedMessages, answered, state: frontend.state, messages: frontend.messages };
+
 process.stdout.write(JSON.stringify(report));

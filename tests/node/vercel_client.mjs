@@ -39,4 +39,12 @@ const resumed = await send("approval", [user("Publish Oslo", "u1"), answered], "
 report.approval = { paused, resumed };
 report.failing = await send("failing", [user("Weather?", "u1")], "chat-failing");
 
+// A user message with file parts: an inline PNG (data URL) and an https document URL.
+const png = "data:image/png;base64," + Buffer.from("\x89PNG\r\n\x1a\nzigai-pixel", "latin1").toString("base64");
+report.files = await send("files", [{ id: "u1", role: "user", parts: [
+  { type: "text", text: "What is attached?" },
+  { type: "file", mediaType: "image/png", filename: "pixel.png", url: png },
+  { type: "file", mediaType: "application/pdf", filename: "spec.pdf", url: "https://example.com/spec.pdf" },
+] }], "chat-files");
+
 process.stdout.write(JSON.stringify(report));

@@ -94,10 +94,59 @@ def failing_agent() -> Agent:
     return Agent(agent.model, tools=agent.tools, limits=RunLimits(max_requests=1))
 
 
+THEME = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+
+
+def save_theme(args: dict[str, Any], ctx: Any) -> str:
+    """A server tool that reads the client's context and updates the shared state."""
+    shared = ctx.deps
+    user = next((entry.value for entry in shared.context if entry.description == "user"), "nobody")
+    shared.patch([{"op": "replace", "path": "/theme", "value": args["color"]}])
+    return f"theme {args['color']} saved for {user}"
+
+
+def frontend_agent() -> Agent:
+    """Calls the browser's ``pick_color`` tool, then a server tool that updates the state."""
+
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        names = [r.tool_name for r in _returns(messages)]
+        if "pick_color" not in names:
+            yield DeltaToolCall(name="pick_color", json_args='{"options": ["red", "blue"]}',
+                                tool_call_id="call_pick_1")
+        elif "save_theme" not in names:
+            color = _returns(messages)[-1].content
+            yield DeltaToolCall(name="save_theme", json_args=json.dumps({"color": color}),
+                                tool_call_id="call_save_1")
+        else:
+            yield f"Done: {_returns(messages)[-1].content}"
+
+    tools = [Tool.manual("save_theme", "Save the theme.", THEME, save_theme, takes_context=True)]
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-frontend"), tools=tools)
+
+
 SCENARIOS = {
     "text": text_agent, "tools": tool_agent, "structured": structured_agent,
     "approval": approval_agent, "failing": failing_agent,
 }
+def files_agent() -> Agent:
+    """Answers with what the user's prompt carried: text, then each file's kind and source."""
+
+    def describe(item: Any) -> str:
+        source = item.source
+        where = f"{len(source.data)} bytes" if source.kind == "bytes" else source.url
+        return f"{item.kind} {source.media_type} {where}"
+
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        prompt = next(p for m in reversed(messages) for p in getattr(m, "parts", ())
+                      if p.part_kind == "user-prompt")
+        content = prompt.content if isinstance(prompt.content, tuple) else ()
+        yield "; ".join(item.text if item.kind == "text" else describe(item) for item in content)
+
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-files"))
+
+
+# served by the router too, but they need a client that sends frontend tools or files
+CLIENT_TOOL_SCENARIOS = {"frontend": frontend_agent, "files": files_agent}
 
 
 def router(protocol: str, **options: Any) -> Any:
@@ -105,7 +154,7 @@ def router(protocol: str, **options: Any) -> Any:
     from zigai.ui import ui_app
 
     apps = {f"/{name}/": ui_app(build(), protocol, **options)  # type: ignore[arg-type]
-            for name, build in SCENARIOS.items()}
+            for name, build in {**SCENARIOS, **CLIENT_TOOL_SCENARIOS}.items()}
 
     def route(environ: dict[str, Any], start_response: Any) -> Any:
         path = environ.get("PATH_INFO", "")

@@ -17,6 +17,8 @@ Invariants
 Submodules
     records     Span, SpanEvent, MetricPoint, TraceParent, ContentPolicy and the errors
     observer    Telemetry (the hook), Exporter protocol, InMemoryExporter
+    content     recorded content in the conventions' JSON shapes, bounded without breaking JSON
+    realtime    RealtimeTelemetry: a realtime session observer through the same Telemetry
     otel        OtelExporter: the bridge to a user's TracerProvider / MeterProvider
 """
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from zigai.telemetry.observer import Exporter, InMemoryExporter, Telemetry
+from zigai.telemetry.realtime import RealtimeTelemetry
 from zigai.telemetry.records import (
     SEMCONV_VERSION,
     AttributeValue,
@@ -49,6 +52,7 @@ __all__ = [
     "MetricPoint",
     "OtelExporter",
     "OtelNotInstalled",
+    "RealtimeTelemetry",
     "Span",
     "SpanEvent",
     "Telemetry",

@@ -36,6 +36,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from zigai.pricing import PriceTable, UsageCost, reported_cost
+from zigai.telemetry.content import (
+    input_messages,
+    output_messages,
+    output_value_messages,
+    render_bounded,
+    system_instructions,
+    tool_definitions,
+)
 from zigai.telemetry.records import (
     AttributeValue,
     ContentPolicy,
@@ -77,7 +85,7 @@ _USAGE_ATTRIBUTES = (
     ("output_tokens", "gen_ai.usage.output_tokens"),
     ("cache_read_tokens", "gen_ai.usage.cache_read.input_tokens"),
     ("cache_write_tokens", "gen_ai.usage.cache_creation.input_tokens"),
-    ("reasoning_tokens", "zigai.usage.reasoning_tokens"),
+    ("reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"),
     ("input_audio_tokens", "zigai.usage.input_audio_tokens"),
     ("output_audio_tokens", "zigai.usage.output_audio_tokens"),
 )
@@ -158,6 +166,7 @@ class _Open:
 class _Run:
     agent: _Open
     base: dict[str, AttributeValue]
+    span_base: dict[str, AttributeValue]  # what every child span repeats (agent, conversation)
     provider_name: str  # zigai's own name (price tables are keyed by it)
     chats: dict[tuple[int, int], _Open] = field(default_factory=dict)
     tools: dict[str, _Open] = field(default_factory=dict)
@@ -192,6 +201,7 @@ class Telemetry:
         reported_cost: Callable[[Any], UsageCost | None] | None = None,
         parent: TraceParent | str | None = None,
         fail_closed: bool = False,
+        tool_definitions: bool = False,
     ) -> None:
         if exporter is not None and not all(
                 callable(getattr(exporter, name, None)) for name in ("on_start", "on_end", "on_metric")):
@@ -204,6 +214,9 @@ class Telemetry:
             raise InvalidTelemetryConfig("reported_cost must be a callable taking the response")
         if not isinstance(fail_closed, bool):
             raise InvalidTelemetryConfig(f"fail_closed must be a bool, got {fail_closed!r}")
+        if not isinstance(tool_definitions, bool):
+            raise InvalidTelemetryConfig(f"tool_definitions must be a bool, got {tool_definitions!r}")
+        self.tool_definitions = tool_definitions
         self.exporter: Exporter = exporter if exporter is not None else InMemoryExporter()
         self.content = content if content is not None else ContentPolicy()
         self.price_table = price_table
@@ -215,6 +228,13 @@ class Telemetry:
         self.export_failures = 0
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}
+
+    def realtime(self, *, model: str | None = None, conversation_id: str | None = None,
+                 parent: TraceParent | str | None = None) -> Any:
+        """An observer for one ``RealtimeSession``: its span and points go through this Telemetry."""
+        from zigai.telemetry.realtime import RealtimeTelemetry
+
+        return RealtimeTelemetry(self, model=model, conversation_id=conversation_id, parent=parent)
 
     # ------------------------------------------------------------------ hook entry point
 
@@ -273,8 +293,12 @@ class Telemetry:
             "gen_ai.operation.name": "invoke_agent", **base,
             "zigai.run.id": info.run_id, "zigai.run.streaming": info.streaming,
             "zigai.run.resumed": info.resumed}
+        span_base: dict[str, AttributeValue] = {}
         if info.agent_name:
-            attributes["gen_ai.agent.name"] = info.agent_name
+            span_base["gen_ai.agent.name"] = info.agent_name
+        if correlation is not None and correlation.conversation_id is not None:
+            span_base["gen_ai.conversation.id"] = correlation.conversation_id
+        attributes.update(span_base)
         if correlation is not None and correlation.node_name is not None:
             attributes["zigai.node.name"] = correlation.node_name
         if correlation is not None and correlation.node_index is not None:
@@ -284,7 +308,7 @@ class Telemetry:
                       parent.trace_id if parent else new_trace_id(), new_span_id(),
                       parent.span_id if parent else None, parent is not None,
                       parent.trace_flags if parent else 1, time.time_ns(), attributes)
-        run = _Run(agent, base, info.provider_name, price_table=info.price_table)
+        run = _Run(agent, base, span_base, info.provider_name, price_table=info.price_table)
         with self._lock:
             self._runs[info.run_id] = run
         self._start(agent)
@@ -314,7 +338,8 @@ class Telemetry:
         if error is None:
             agent.attributes["zigai.run.outcome"] = event.outcome
             if self.content.capture and event.output is not None:
-                agent.attributes["gen_ai.output.messages"] = self.content.render(event.output)
+                agent.attributes["gen_ai.output.messages"] = render_bounded(
+                    output_value_messages(event.output), self.content)
         else:
             agent.status = "error"
             agent.attributes["error.type"] = metric_attributes["error.type"] = _error_type(error)
@@ -344,19 +369,22 @@ class Telemetry:
             return
         request = event.request
         attributes: dict[str, AttributeValue] = {
-            "gen_ai.operation.name": "chat", **run.base,
+            "gen_ai.operation.name": "chat", **run.base, **run.span_base,
             "zigai.request.number": event.request_number, "zigai.request.attempt": event.attempt,
-            "zigai.request.stream": event.stream}
+            "gen_ai.request.stream": event.stream}
         for source, name in _SETTINGS:
             value = getattr(request.settings, source)
             if value is not None:
                 attributes[name] = tuple(value) if isinstance(value, tuple) else value
         if request.tools:
             attributes["zigai.request.tools"] = tuple(t.name for t in request.tools)
+            if self.tool_definitions:
+                attributes["gen_ai.tool.definitions"] = render_bounded(tool_definitions(request.tools), self.content)
         if self.content.capture:
             if request.instructions:
-                attributes["gen_ai.system_instructions"] = self.content.render(list(request.instructions))
-            attributes["gen_ai.input.messages"] = self.content.render(_messages(request.messages))
+                attributes["gen_ai.system_instructions"] = render_bounded(
+                    system_instructions(request.instructions), self.content)
+            attributes["gen_ai.input.messages"] = render_bounded(input_messages(request.messages), self.content)
         span = self._child(run, f"chat {run.base['gen_ai.request.model']}", "client", attributes)
         run.chats[(event.request_number, event.attempt)] = span
         self._start(span)
@@ -380,7 +408,7 @@ class Telemetry:
             if getattr(usage, source) or source in ("input_tokens", "output_tokens"):
                 attributes[name] = getattr(usage, source)
         if self.content.capture:
-            attributes["gen_ai.output.messages"] = self.content.render(_messages((response,)))
+            attributes["gen_ai.output.messages"] = render_bounded(output_messages(response), self.content)
         cost = self._cost(run, response, str(response_model))
         if cost is not None:
             attributes["zigai.cost.usd"] = cost.nano_usd / 1e9
@@ -450,7 +478,7 @@ class Telemetry:
         call = event.call
         attributes: dict[str, AttributeValue] = {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.tool_name,
-            "gen_ai.tool.call.id": call.tool_call_id, "gen_ai.tool.type": "function"}
+            "gen_ai.tool.call.id": call.tool_call_id, "gen_ai.tool.type": "function", **run.span_base}
         if self.content.capture:
             attributes["gen_ai.tool.call.arguments"] = self.content.render(event.arguments)
         # exported when the call ends: only then is the time its thread really started known
@@ -496,22 +524,6 @@ class Telemetry:
         self._metric(TOOL_CALLS, "counter", "{call}", 1,
                      {"gen_ai.tool.name": span.attributes["gen_ai.tool.name"], "zigai.tool.status": status},
                      "Executed tool calls")
-
-
-def _messages(messages: Any) -> list[dict[str, Any]]:
-    """A JSON-ready view of messages: role plus each part's kind and text-like content."""
-    view = []
-    for message in messages:
-        parts = []
-        for part in message.parts:
-            item: dict[str, Any] = {"type": getattr(part, "part_kind", type(part).__name__)}
-            for name in ("content", "tool_name", "args", "tool_call_id"):
-                value = getattr(part, name, None)
-                if isinstance(value, str):
-                    item[name] = value
-            parts.append(item)
-        view.append({"role": "assistant" if message.kind == "response" else "user", "parts": parts})
-    return view
 
 
 _HANDLERS: dict[str, Callable[[Telemetry, Any], None]] = {

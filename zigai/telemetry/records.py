@@ -40,7 +40,7 @@ __all__ = [
     "semconv_provider_name",
 ]
 
-SEMCONV_VERSION = "1.38.0"
+SEMCONV_VERSION = "1.41.0"
 """The OpenTelemetry semantic-conventions release whose GenAI names this package follows."""
 
 #: zigai provider names whose ``gen_ai.provider.name`` well-known value is spelled differently.

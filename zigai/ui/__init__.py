@@ -21,8 +21,10 @@ Invariants
 
 Submodules: ``events`` (neutral values), ``bridge`` (stream translation, start/resume),
 ``pauses`` (interrupt ids and decisions), ``trust`` (client-message boundary), ``replay``
-(bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``serve``
-(loopback wsgiref server).
+(bounded log), ``agui`` and ``vercel`` (wire shapes), ``wsgi`` (the app), ``page`` (the
+built-in chat page, ``ui_page``), ``state`` (AG-UI frontend tools, shared state and context), ``files`` (files attached to
+user messages), ``serve`` (loopback wsgiref server), ``sqlite`` (``SqliteUiStore``, the
+stores worker processes share; imported on use).
 """
 
 from __future__ import annotations
@@ -30,9 +32,18 @@ from __future__ import annotations
 from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import Interrupt, UiEvent
+from zigai.ui.files import FileLimits
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore, UnknownInterrupt
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
 from zigai.ui.serve import LocalServer
+from zigai.ui.state import (
+    ClientStateLimits,
+    ContextEntry,
+    FrontendTool,
+    InvalidClientState,
+    SharedState,
+    StateTooLarge,
+)
 from zigai.ui.trust import (
     ClientMessage,
     ClientMessageLimits,
@@ -41,7 +52,7 @@ from zigai.ui.trust import (
     to_history,
 )
 from zigai.ui.vercel import VercelChatRequest, VercelEncoder, parse_chat_request
-from zigai.ui.wsgi import HistoryStore, RunRequest, UiApp, ui_app
+from zigai.ui.wsgi import HistoryStore, RunRequest, UiApp, ui_app, ui_page
 
 __all__ = [
     "UiBridge",
@@ -66,6 +77,7 @@ __all__ = [
     "RunRequest",
     "UiApp",
     "ui_app",
+    "ui_page",
     "LocalServer",
     "InvalidClientMessages",
     "ClientMessagesTooLarge",
@@ -73,4 +85,11 @@ __all__ = [
     "InvalidApprovalReply",
     "ReplayGap",
     "ReplayTimedOut",
+    "SharedState",
+    "FileLimits",
+    "ClientStateLimits",
+    "FrontendTool",
+    "ContextEntry",
+    "InvalidClientState",
+    "StateTooLarge",
 ]

@@ -14,18 +14,28 @@ Reasoning*          ``REASONING_START``, ``REASONING_MESSAGE_START`` / ``_CONTEN
                     ``_END``, ``REASONING_END``
 ToolCall*           ``TOOL_CALL_START`` (parentMessageId: the response's latest text
                     message, else the response id) / ``TOOL_CALL_ARGS`` / ``TOOL_CALL_END``
-ToolResult          ``TOOL_CALL_RESULT`` {messageId, toolCallId, content (text), role tool}
-Custom              ``CUSTOM`` {name, value}
-RunEnd complete     ``RUN_FINISHED`` {threadId, runId, result?, usage?}
-RunEnd interrupt    ``RUN_FINISHED`` with outcome {type: "interrupt", interrupts: [...]}
-RunFailure          ``RUN_ERROR`` {message, code, usage?}
+ToolResult          ``TOOL_CALL_RESULT`` {messageId, toolCallId, content (text), role tool};
+                    not sent for a frontend tool's result (the browser supplied it)
+Custom              ``CUSTOM`` {name, value}; ``zigai.state_snapshot`` / ``zigai.state_delta``
+                    become ``STATE_SNAPSHOT`` {snapshot} / ``STATE_DELTA`` {delta}
+RunEnd complete     ``RUN_FINISHED`` {threadId, runId, result?, usage?}; each usage entry
+                    carries ``costUsd`` when the built-in price table prices its model
+RunEnd interrupt    ``RUN_FINISHED`` with outcome {type: "interrupt", interrupts: [...]};
+                    calls of frontend tools are left out (the browser runs them from the
+                    ``TOOL_CALL_*`` events), and a pause for frontend tools only ends with
+                    a plain ``RUN_FINISHED``
+RunFailure          ``RUN_ERROR`` {message, code, usage?}; a cancelled run (``Cancelled``)
+                    ends with ``RUN_FINISHED`` and the outcome {type: "cancelled"} instead
 ==================  ==========================================================================
 
-Input: :func:`parse_run_input` reads a ``RunAgentInput`` into client messages (roles and
-text only — ids discarded) and resume replies.  An approval interrupt is answered with
-``{"status": "resolved", "payload": {"approved": true | false, "reason"?: text}}``; an
-external-result interrupt with ``{"payload": {"result": <JSON>}}``; ``cancelled`` denies.
-Client-provided tools are refused; ``state``, ``context`` and ``forwardedProps`` are ignored.
+Input: :func:`parse_run_input` reads a ``RunAgentInput`` into client messages (roles,
+text, and a user message's ``image`` / ``document`` parts as checked files — ids
+discarded), resume replies, frontend tools, ``state``, ``context`` and
+``forwardedProps`` (:mod:`zigai.ui.state`), and the results of frontend tool calls (the
+trailing ``tool`` messages: ``toolCallId`` and text ``content``).  An approval interrupt is
+answered with ``{"status": "resolved", "payload": {"approved": true | false, "reason"?:
+text}}``; an external-result interrupt with ``{"payload": {"result": <JSON>}}``;
+``cancelled`` denies.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from zigai.control import Cancelled
 from zigai.ui.events import (
     Custom,
     Interrupt,
@@ -55,8 +66,24 @@ from zigai.ui.events import (
     UiEvent,
     UsageEntry,
 )
+from zigai.ui.files import FileLimits, agui_file
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply
-from zigai.ui.trust import ClientMessage, InvalidClientMessages, client_id, text_of
+from zigai.ui.state import (
+    STATE_DELTA,
+    STATE_SNAPSHOT,
+    ClientStateLimits,
+    ContextEntry,
+    FrontendTool,
+    parse_context,
+    parse_tools,
+)
+from zigai.ui.trust import (
+    ClientMessage,
+    ClientMessagesTooLarge,
+    InvalidClientMessages,
+    client_id,
+    text_of,
+)
 
 __all__ = ["AguiEncoder", "AguiRunInput", "parse_run_input", "APPROVAL_SCHEMA", "RESULT_SCHEMA"]
 
@@ -83,8 +110,26 @@ def usage_json(entries: tuple[UsageEntry, ...]) -> list[dict[str, Any]]:
                            ("cacheWriteInputTokens", entry.cache_write_tokens)):
             if value:
                 item[key] = value
+        cost = entry_cost(entry)
+        if cost is not None:
+            item["costUsd"] = cost
         out.append(item)
     return out
+
+
+def entry_cost(entry: UsageEntry) -> str | None:
+    """The entry's cost in USD (decimal string) from the built-in price table, else None."""
+    if not entry.provider or not entry.model:
+        return None
+    from zigai import pricing
+    from zigai.usage import RequestUsage
+
+    usage = RequestUsage(input_tokens=entry.input_tokens, output_tokens=entry.output_tokens,
+                         cache_write_tokens=entry.cache_write_tokens,
+                         cache_read_tokens=entry.cache_read_tokens,
+                         reasoning_tokens=entry.reasoning_tokens)
+    cost = pricing.builtin().estimate(entry.provider, entry.model, usage)
+    return None if cost is None else str(cost.usd)
 
 
 def _interrupt(interrupt: Interrupt) -> dict[str, Any]:
@@ -110,8 +155,9 @@ def result_text(event: ToolResult) -> str:
 class AguiEncoder:
     """Encodes the neutral events of one run as AG-UI event objects."""
 
-    def __init__(self) -> None:
+    def __init__(self, frontend_tools: frozenset[str] = frozenset()) -> None:
         self._latest_text: dict[str, str] = {}  # response message id -> latest text part id
+        self.frontend_tools = frontend_tools
 
     def encode(self, event: UiEvent) -> list[dict[str, Any]]:
         if isinstance(event, RunStart):
@@ -144,22 +190,35 @@ class AguiEncoder:
         if isinstance(event, ToolCallEnd):
             return [{"type": "TOOL_CALL_END", "toolCallId": event.call_id}]
         if isinstance(event, ToolResult):
+            if event.tool_name in self.frontend_tools and event.status == "ok":
+                return []  # the browser produced this result and already holds it as a tool message
             return [{"type": "TOOL_CALL_RESULT", "messageId": event.result_id,
                      "toolCallId": event.call_id, "content": result_text(event), "role": "tool"}]
         if isinstance(event, Custom):
+            if event.name == STATE_SNAPSHOT:
+                return [{"type": "STATE_SNAPSHOT", "snapshot": event.value}]
+            if event.name == STATE_DELTA:
+                return [{"type": "STATE_DELTA", "delta": event.value}]
             return [{"type": "CUSTOM", "name": event.name, "value": event.value}]
         if isinstance(event, RunEnd):
             finished: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": event.thread_id,
                                         "runId": event.run_id}
-            if event.outcome == "interrupt":
-                finished["outcome"] = {"type": "interrupt",
-                                       "interrupts": [_interrupt(i) for i in event.interrupts]}
+            waiting = [i for i in event.interrupts
+                       if not (i.reason == "external_result" and i.tool_name in self.frontend_tools)]
+            if event.outcome == "interrupt" and waiting:
+                finished["outcome"] = {"type": "interrupt", "interrupts": [_interrupt(i) for i in waiting]}
             elif event.result is not None:
                 finished["result"] = event.result
             if event.usage:
                 finished["usage"] = usage_json(event.usage)
             return [finished]
         assert isinstance(event, RunFailure)
+        if event.code == Cancelled.__name__:
+            cancelled: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": event.thread_id,
+                                         "runId": event.run_id, "outcome": {"type": "cancelled"}}
+            if event.usage:
+                cancelled["usage"] = usage_json(event.usage)
+            return [cancelled]
         error: dict[str, Any] = {"type": "RUN_ERROR", "message": event.message, "code": event.code}
         if event.usage:
             error["usage"] = usage_json(event.usage)
@@ -174,6 +233,11 @@ class AguiRunInput:
     run_id: str
     messages: tuple[ClientMessage, ...]
     replies: tuple[ApprovalReply, ...] = ()
+    tools: tuple[FrontendTool, ...] = ()
+    state: Any = None
+    context: tuple[ContextEntry, ...] = ()
+    forwarded_props: Any = None
+    tool_results: tuple[tuple[str, str], ...] = ()  # (toolCallId, content) of trailing tool messages
 
 
 def _reply(index: int, entry: Any) -> ApprovalReply:
@@ -199,21 +263,55 @@ def _reply(index: int, entry: Any) -> ApprovalReply:
     )
 
 
-def parse_run_input(document: dict[str, Any]) -> AguiRunInput:
+def _user_content(content: Any, where: str, files: FileLimits) -> tuple[str, tuple[Any, ...]]:
+    """Text and files of a user message whose content may hold ``image`` / ``document`` parts."""
+    if not isinstance(content, list):
+        return text_of(content, where), ()
+    texts: list[Any] = []
+    attached: list[Any] = []
+    for index, item in enumerate(content):
+        if isinstance(item, dict) and item.get("type") in ("image", "document"):
+            if len(attached) == files.max_files:
+                raise ClientMessagesTooLarge(f"{where} has more than {files.max_files} files")
+            attached.append(agui_file(item, f"{where} part {index}", files))
+        else:
+            texts.append(item)
+    return text_of(texts, where), tuple(attached)
+
+
+def _tool_results(raw_messages: list[Any]) -> tuple[tuple[str, str], ...]:
+    results: list[tuple[str, str]] = []
+    for index in range(len(raw_messages) - 1, -1, -1):
+        item = raw_messages[index]
+        if item.get("role") != "tool":
+            break
+        call_id = item.get("toolCallId")
+        if not isinstance(call_id, str) or not call_id:
+            raise InvalidClientMessages(f"messages[{index}] (tool) needs a toolCallId")
+        results.insert(0, (call_id, text_of(item.get("content"), f"messages[{index}]")))
+    return tuple(results)
+
+
+def parse_run_input(document: dict[str, Any], limits: ClientStateLimits | None = None,
+                    files: FileLimits | None = None) -> AguiRunInput:
     """A ``RunAgentInput`` object (already bounded JSON) as an :class:`AguiRunInput`."""
+    limits = limits if limits is not None else ClientStateLimits()
+    files = files if files is not None else FileLimits()
     raw_messages = document.get("messages", [])
     if not isinstance(raw_messages, list):
         raise InvalidClientMessages("RunAgentInput.messages must be an array")
-    tools = document.get("tools")
-    if tools:
-        raise InvalidClientMessages("client-provided tools are not accepted; the server defines the tools")
     messages = []
     for index, item in enumerate(raw_messages):
         if not isinstance(item, dict) or not isinstance(item.get("role"), str):
             raise InvalidClientMessages(f"messages[{index}] needs a role")
         role = item["role"]
-        text = text_of(item.get("content"), f"messages[{index}]") if role in ("user", "assistant") else ""
-        messages.append(ClientMessage(role, text))
+        where = f"messages[{index}]"
+        attached: tuple[Any, ...] = ()
+        if role == "user":
+            text, attached = _user_content(item.get("content"), where, files)
+        else:
+            text = text_of(item.get("content"), where) if role == "assistant" else ""
+        messages.append(ClientMessage(role, text, attached))
     resume = document.get("resume")
     if resume is None:
         resume = []
@@ -221,4 +319,6 @@ def parse_run_input(document: dict[str, Any]) -> AguiRunInput:
         raise InvalidApprovalReply("RunAgentInput.resume must be an array")
     replies = tuple(_reply(i, entry) for i, entry in enumerate(resume))
     return AguiRunInput(client_id(document.get("threadId")), client_id(document.get("runId")),
-                        tuple(messages), replies)
+                        tuple(messages), replies, parse_tools(document.get("tools"), limits),
+                        document.get("state"), parse_context(document.get("context"), limits),
+                        document.get("forwardedProps"), _tool_results(raw_messages))

@@ -79,7 +79,7 @@ from zigai.ui.events import (
     UiEvent,
     UsageEntry,
 )
-from zigai.ui.pauses import ApprovalReply, PauseStore
+from zigai.ui.pauses import ApprovalReply, PauseStore, UnknownInterrupt
 
 __all__ = ["CustomEvents", "UiBridge", "start_run", "resume_run", "json_value"]
 
@@ -108,6 +108,11 @@ class CustomEvents:
         event = Custom(name, json_value(value), transient)
         with self._lock:
             self._items.append(event)
+
+    def put(self, name: str, value: Any) -> None:
+        """Queue a zigai-defined event (``zigai.*`` names, e.g. shared-state updates)."""
+        with self._lock:
+            self._items.append(Custom(name, json_value(value)))
 
     def drain(self) -> list[Custom]:
         with self._lock:
@@ -322,6 +327,9 @@ def resume_run(
         stream = agent.resume_run_stream(stored.state_json, decisions, **options)
     except Exception as exc:
         return iter((RunStart(bridge.thread_id, bridge.run_id, True), bridge.failure(exc)))
-    pauses.take(stored.pause_id)
+    if not pauses.take(stored.pause_id):  # another request claimed this pause first
+        stream.close()
+        lost = UnknownInterrupt(f"the pause {stored.pause_id!r} was already answered; start a new run")
+        return iter((RunStart(bridge.thread_id, bridge.run_id, True), bridge.failure(lost)))
     bridge.resumed = True
     return bridge.events(stream, pauses, on_outcome)

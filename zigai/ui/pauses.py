@@ -9,7 +9,8 @@ approve, deny or answer exactly the calls that are waiting — nothing else — 
 resume goes through ``Agent.resume_run_stream`` like any other (validation included).
 
 Invariants: the store is bounded (oldest pause evicted first); a pause is taken at most
-once (:meth:`take` removes it), so one approval cannot run a tool twice.
+once (:meth:`take` claims and removes it atomically), so one approval cannot run a tool
+twice, even when two requests (or two worker processes sharing a store) race.
 """
 
 from __future__ import annotations
@@ -79,7 +80,12 @@ def _interrupts(pause_id: str, calls: Sequence[DeferredCall]) -> tuple[Interrupt
 
 
 class PauseStore:
-    """A bounded, thread-safe map of paused runs awaiting browser decisions."""
+    """A bounded, thread-safe map of paused runs awaiting browser decisions (in memory).
+
+    The storage primitives (``_save``, ``_load``, ``_newest_first``, ``_delete``, ``__len__``)
+    are the whole contract a shared store replaces (:class:`zigai.ui.sqlite.SqlitePauseStore`);
+    the logic — interrupt ids, reply checks, decisions — stays here.
+    """
 
     def __init__(self, max_pauses: int = 256) -> None:
         if isinstance(max_pauses, bool) or not isinstance(max_pauses, int) or max_pauses < 1:
@@ -88,20 +94,39 @@ class PauseStore:
         self._lock = threading.Lock()
         self._pauses: OrderedDict[str, StoredPause] = OrderedDict()
 
+    # -- storage primitives --------------------------------------------------------------------
+
+    def _save(self, stored: StoredPause) -> None:
+        with self._lock:
+            self._pauses[stored.pause_id] = stored
+            while len(self._pauses) > self.max_pauses:
+                self._pauses.popitem(last=False)
+
+    def _load(self, pause_id: str) -> StoredPause | None:
+        with self._lock:
+            return self._pauses.get(pause_id)
+
+    def _newest_first(self, thread_id: str) -> list[StoredPause]:
+        with self._lock:
+            return [p for p in reversed(self._pauses.values()) if p.thread_id == thread_id]
+
+    def _delete(self, pause_id: str) -> bool:
+        with self._lock:
+            return self._pauses.pop(pause_id, None) is not None
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._pauses)
+
+    # -- the contract ----------------------------------------------------------------------------
+
     def put(self, thread_id: str, state_json: str, calls: Sequence[DeferredCall]) -> StoredPause:
         """Keep a pause; returns it with its interrupts (oldest pause evicted at the bound)."""
         pause_id = secrets.token_hex(12)
         stored = StoredPause(pause_id, thread_id, state_json, tuple(calls),
                              _interrupts(pause_id, calls))
-        with self._lock:
-            self._pauses[pause_id] = stored
-            while len(self._pauses) > self.max_pauses:
-                self._pauses.popitem(last=False)
+        self._save(stored)
         return stored
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._pauses)
 
     def find(self, replies: Sequence[ApprovalReply]) -> StoredPause:
         """The one stored pause every reply belongs to (not removed)."""
@@ -110,8 +135,7 @@ class PauseStore:
         pause_ids = {reply.interrupt_id.partition(":")[0] for reply in replies}
         if len(pause_ids) != 1:
             raise InvalidApprovalReply("the replies answer interrupts of more than one paused run")
-        with self._lock:
-            stored = self._pauses.get(pause_ids.pop())
+        stored = self._load(pause_ids.pop())
         known = {i.interrupt_id for i in stored.interrupts} if stored else set()
         unknown = [r.interrupt_id for r in replies if r.interrupt_id not in known]
         if stored is None or unknown:
@@ -123,19 +147,16 @@ class PauseStore:
 
     def interrupt_for_call(self, thread_id: str, call_id: str) -> str | None:
         """The interrupt id of the newest pause of ``thread_id`` waiting on ``call_id``."""
-        with self._lock:
-            pauses = list(self._pauses.values())
-        for stored in reversed(pauses):
-            if stored.thread_id == thread_id:
-                for interrupt in stored.interrupts:
-                    if interrupt.call_id == call_id:
-                        return interrupt.interrupt_id
+        for stored in self._newest_first(thread_id):
+            for interrupt in stored.interrupts:
+                if interrupt.call_id == call_id:
+                    return interrupt.interrupt_id
         return None
 
-    def take(self, pause_id: str) -> None:
-        """Remove a pause once its resume has started (it is answered at most once)."""
-        with self._lock:
-            self._pauses.pop(pause_id, None)
+    def take(self, pause_id: str) -> bool:
+        """Claim a pause for its resume (removing it); False when another request claimed it
+        first — so a pause is answered at most once, also across worker processes."""
+        return self._delete(pause_id)
 
     @staticmethod
     def decisions(stored: StoredPause, replies: Sequence[ApprovalReply]) -> tuple[ResumeDecision, ...]:

@@ -1,8 +1,9 @@
 """The client-message trust boundary: what a browser may put into a run, and nothing more.
 
 Protocol parsers (``zigai.ui.agui``, ``zigai.ui.vercel``) reduce a request to
-:class:`ClientMessage` values — a role and plain text — and :func:`to_history` turns them
-into canonical zigai messages:
+:class:`ClientMessage` values — a role, plain text and, for a user message, files already
+checked by :mod:`zigai.ui.files` — and :func:`to_history` turns them into canonical zigai
+messages:
 
 * browser ids are discarded: message ids, tool call ids and part ids from the client are
   never used (the server mints its own; interrupts are answered by server-minted ids);
@@ -12,7 +13,8 @@ into canonical zigai messages:
 * content is bounded (:class:`ClientMessageLimits`): the request body by a JSON limit
   profile, each message and all messages together by UTF-8 bytes, and the message count;
   exactly at a limit passes, one byte more raises :class:`ClientMessagesTooLarge`;
-* the last message must be the user's turn; it becomes the run's prompt.
+* the last message must be the user's turn; it becomes the run's prompt (its text, or the
+  text and files as a tuple of ``UserContent``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,14 @@ from typing import Any
 from zigai import json as zjson
 from zigai.errors import JsonError, UiError
 from zigai.json import Limits
-from zigai.messages import Message, RequestMessage, ResponseMessage, TextPart, UserPromptPart
+from zigai.messages import (
+    Message,
+    RequestMessage,
+    ResponseMessage,
+    TextContent,
+    TextPart,
+    UserPromptPart,
+)
 
 __all__ = [
     "ClientMessage",
@@ -71,6 +80,7 @@ class ClientMessageLimits:
 class ClientMessage:
     role: str
     text: str
+    files: tuple[Any, ...] = ()  # checked ImageContent / DocumentContent (zigai.ui.files)
 
 
 def parse_body(body: bytes, limits: ClientMessageLimits) -> dict[str, Any]:
@@ -93,9 +103,16 @@ def client_id(value: object) -> str:
     return secrets.token_hex(12)
 
 
+def _user_part(message: ClientMessage) -> UserPromptPart:
+    if not message.files:
+        return UserPromptPart(message.text)
+    text = (TextContent(message.text),) if message.text else ()
+    return UserPromptPart((*text, *message.files))
+
+
 def to_history(
     messages: Sequence[ClientMessage], limits: ClientMessageLimits
-) -> tuple[tuple[Message, ...], str]:
+) -> tuple[tuple[Message, ...], str | tuple[Any, ...]]:
     """``(history, prompt)`` from client messages (see module docs for the rules)."""
     if not messages:
         raise InvalidClientMessages("the request has no messages; send the user's turn")
@@ -121,17 +138,18 @@ def to_history(
             f"the messages total {total} UTF-8 bytes; the limit is {limits.max_total_bytes}"
         )
     last = messages[-1]
-    if last.role != "user" or not last.text.strip():
+    if last.role != "user" or not (last.text.strip() or last.files):
         raise InvalidClientMessages("the last message must be a non-empty user message")
     history: list[Message] = []
     for message in messages[:-1]:
-        if not message.text:
+        if not message.text and not message.files:
             continue
         if message.role == "user":
-            history.append(RequestMessage(parts=(UserPromptPart(message.text),)))
+            history.append(RequestMessage(parts=(_user_part(message),)))
         else:
             history.append(ResponseMessage(parts=(TextPart(message.text),)))
-    return tuple(history), last.text
+    prompt = _user_part(last).content
+    return tuple(history), prompt
 
 
 def text_of(content: object, where: str) -> str:
@@ -145,7 +163,8 @@ def text_of(content: object, where: str) -> str:
         for index, item in enumerate(content):
             if not isinstance(item, dict) or item.get("type") != "text" or not isinstance(item.get("text"), str):
                 raise InvalidClientMessages(
-                    f"{where} part {index} is not a text part; this server accepts text only"
+                    f"{where} part {index} is not a text part; this server accepts text, and image and "
+                    "document parts in user messages"
                 )
             pieces.append(item["text"])
         return "".join(pieces)

@@ -23,7 +23,8 @@ RunFailure          ``error`` {errorText}, ``finish`` (error)
 ==================  ==========================================================================
 
 Input: :func:`parse_chat_request` reads the ``useChat`` body (``id``, ``messages`` of
-UI messages).  Text parts of user and assistant messages become client messages; a
+UI messages).  Text parts of user and assistant messages become client messages, a user
+message's ``file`` parts (data or https URLs) checked files (:mod:`zigai.ui.files`); a
 trailing assistant message whose tool parts are ``approval-responded`` (or
 ``output-available`` for an external call) becomes interrupt replies.  Every other id the
 browser sent is discarded.
@@ -54,8 +55,9 @@ from zigai.ui.events import (
     ToolResult,
     UiEvent,
 )
+from zigai.ui.files import FileLimits, vercel_file
 from zigai.ui.pauses import InvalidApprovalReply
-from zigai.ui.trust import ClientMessage, InvalidClientMessages, client_id
+from zigai.ui.trust import ClientMessage, ClientMessagesTooLarge, InvalidClientMessages, client_id
 
 __all__ = ["VercelEncoder", "VercelChatRequest", "ToolAnswer", "parse_chat_request",
            "STREAM_HEADER", "DONE"]
@@ -145,8 +147,10 @@ class VercelChatRequest:
     answers: tuple[ToolAnswer, ...] = ()
 
 
-def _text(parts: list[Any], where: str) -> str:
+def _content(parts: list[Any], where: str, files: FileLimits) -> tuple[str, tuple[Any, ...]]:
     pieces = []
+    attached: list[Any] = []
+    user = where.endswith("(user)")
     for index, part in enumerate(parts):
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
             raise InvalidClientMessages(f"{where}.parts[{index}] needs a type")
@@ -155,9 +159,13 @@ def _text(parts: list[Any], where: str) -> str:
             if not isinstance(part.get("text"), str):
                 raise InvalidClientMessages(f"{where}.parts[{index}].text must be a string")
             pieces.append(part["text"])
-        elif kind in ("file", "source-url", "source-document") and where.endswith("(user)"):
-            raise InvalidClientMessages(f"{where}.parts[{index}] is a {kind} part; this server accepts text only")
-    return "".join(pieces)
+        elif kind == "file" and user:
+            if len(attached) == files.max_files:
+                raise ClientMessagesTooLarge(f"{where} has more than {files.max_files} files")
+            attached.append(vercel_file(part, f"{where}.parts[{index}]", files))
+        elif kind in ("source-url", "source-document") and user:
+            raise InvalidClientMessages(f"{where}.parts[{index}] is a {kind} part; send text and file parts")
+    return "".join(pieces), tuple(attached)
 
 
 def _answer(part: dict[str, Any], where: str) -> ToolAnswer | None:
@@ -176,8 +184,9 @@ def _answer(part: dict[str, Any], where: str) -> ToolAnswer | None:
     return None
 
 
-def parse_chat_request(document: dict[str, Any]) -> VercelChatRequest:
+def parse_chat_request(document: dict[str, Any], files: FileLimits | None = None) -> VercelChatRequest:
     """A ``useChat`` request body (already bounded JSON) as a :class:`VercelChatRequest`."""
+    files = files if files is not None else FileLimits()
     raw = document.get("messages")
     if not isinstance(raw, list):
         raise InvalidClientMessages("the chat request needs a messages array")
@@ -190,8 +199,9 @@ def parse_chat_request(document: dict[str, Any]) -> VercelChatRequest:
         parts = item.get("parts", [])
         if not isinstance(parts, list):
             raise InvalidClientMessages(f"messages[{index}].parts must be an array")
-        text = _text(parts, f"messages[{index}] ({role})") if role in ("user", "assistant") else ""
-        messages.append(ClientMessage(role, text))
+        text, attached = (_content(parts, f"messages[{index}] ({role})", files)
+                          if role in ("user", "assistant") else ("", ()))
+        messages.append(ClientMessage(role, text, attached))
         if role == "assistant" and index == len(raw) - 1:
             for position, part in enumerate(parts):
                 kind = part.get("type", "")

@@ -10,7 +10,14 @@ waitress, uWSGI).  Routes, relative to ``path``:
   connection does not stop the run and the ``X-Zigai-Run-Id`` header names it;
 * ``GET {path}runs/<run_id>/events`` with ``Last-Event-ID`` (or ``?after=N``) — reconnect:
   frames after N, then live frames until the run ends (``410`` once they were evicted);
-* ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``).
+* ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``);
+
+With ``store=`` (e.g. :class:`zigai.ui.sqlite.SqliteUiStore`) the histories, pauses and
+replay logs live in that shared store, so any worker process answers any of these routes:
+a run's frames are read from the store, and a cancel is flagged there for the worker that
+produces the run (it polls the flag);
+* with ``page=True`` (AG-UI only): ``GET {path}`` is the built-in chat page and
+  ``GET {path}static/page.js`` / ``static/page.css`` its files (:mod:`zigai.ui.page`).
 
 Requests cross the trust boundary of :mod:`zigai.ui.trust` first; a refused request gets
 ``400``/``413`` with ``{"error": {"code", "message"}}`` before any run starts.  At most
@@ -33,12 +40,16 @@ from urllib.parse import parse_qs
 
 from zigai.control import CancellationToken
 from zigai.errors import UiError
+from zigai.hooks import Correlation
 from zigai.messages import Message
-from zigai.ui.agui import AguiEncoder, parse_run_input
+from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
 from zigai.ui.events import RunFailure, UiEvent
+from zigai.ui.files import FileLimits
+from zigai.ui.page import SECURITY_HEADERS, page_asset
 from zigai.ui.pauses import ApprovalReply, InvalidApprovalReply, PauseStore
 from zigai.ui.replay import ReplayGap, ReplayLog, ReplayTimedOut
+from zigai.ui.state import ClientStateLimits, FrontendTool, SharedState, StateTooLarge
 from zigai.ui.trust import (
     ClientMessage,
     ClientMessageLimits,
@@ -49,7 +60,7 @@ from zigai.ui.trust import (
 )
 from zigai.ui.vercel import DONE, STREAM_HEADER, VercelEncoder, parse_chat_request
 
-__all__ = ["HistoryStore", "RunRequest", "UiApp", "ui_app", "encode_sse"]
+__all__ = ["HistoryStore", "RunRequest", "UiApp", "ui_app", "ui_page", "encode_sse"]
 
 Protocol = Literal["agui", "vercel"]
 _RUN_ROUTE = re.compile(r"^runs/([A-Za-z0-9._:-]{1,128})/(events|cancel)$")
@@ -87,6 +98,7 @@ class RunRequest:
     custom: CustomEvents
     cancellation: CancellationToken
     resume: bool = False
+    shared: SharedState | None = None  # AG-UI: the client's state, context and forwarded props
 
 
 @dataclass
@@ -126,22 +138,34 @@ class UiApp:
         replay_max_bytes: int = 8 * 1024 * 1024, max_active_runs: int = 8,
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
+        page: bool = False, state_limits: ClientStateLimits | None = None,
+        file_limits: FileLimits | None = None, store: Any = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
+        if page and protocol != "agui":
+            raise ValueError("the built-in page speaks AG-UI: use protocol 'agui' with page=True")
         if not path.startswith("/"):
             raise ValueError("path must start with '/'")
         self.agent = agent
         self.protocol: Protocol = protocol
         self.path = path if path.endswith("/") else path + "/"
-        self.pauses = pauses if pauses is not None else PauseStore()
-        self.histories = histories if histories is not None else HistoryStore()
+        self.store = store
+        if pauses is None:
+            pauses = store.pauses if store is not None else PauseStore()
+        if histories is None:
+            histories = store.histories if store is not None else HistoryStore()
+        self.pauses = pauses
+        self.histories = histories
         self.limits = limits if limits is not None else ClientMessageLimits()
         self.replay_max_events = replay_max_events
         self.replay_max_bytes = replay_max_bytes
         self.max_retained_runs = max_retained_runs
         self.read_timeout_s = read_timeout_s
         self.run_options = run_options
+        self.page = page
+        self.state_limits = state_limits if state_limits is not None else ClientStateLimits()
+        self.file_limits = file_limits if file_limits is not None else FileLimits()
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -160,6 +184,10 @@ class UiApp:
     def _route(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "") or "/"
+        if self.page and method in ("GET", "HEAD") and path.startswith(self.path):
+            asset = page_asset(path[len(self.path):], self.path)
+            if asset is not None:
+                return _page_response(asset, method, start_response)
         if path in (self.path, self.path.rstrip("/")):
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST a run request")
@@ -173,11 +201,15 @@ class UiApp:
         with self._lock:
             run = self._runs.get(run_id)
         if run is None:
+            run = self._shared_run(run_id)
+        if run is None:
             raise _HttpError("404 Not Found", "UnknownRun", f"run {run_id!r} is unknown or expired")
         if action == "cancel":
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST to cancel")
             run.token.cancel("cancelled by the client")
+            if self.store is not None:  # the run may be producing on another worker
+                self.store.request_cancel(run_id)
             start_response("202 Accepted", [("Content-Length", "0")])
             return [b""]
         if method != "GET":
@@ -224,7 +256,8 @@ class UiApp:
         except UiError as exc:
             raise _HttpError("400 Bad Request", type(exc).__name__, str(exc)) from None
 
-    def _new_input(self, thread_id: str, messages: Sequence[ClientMessage]) -> tuple[tuple[Message, ...], str]:
+    def _new_input(self, thread_id: str,
+                   messages: Sequence[ClientMessage]) -> tuple[tuple[Message, ...], str | tuple[Any, ...]]:
         stored = self.histories.get(thread_id)
         if stored is None:
             return to_history(messages, self.limits)
@@ -236,20 +269,32 @@ class UiApp:
 
     def _start(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         document = self._read_body(environ)
+        custom = CustomEvents()
         try:
-            thread_id, run_id, messages, replies = self._parse(document)
+            thread_id, run_id, messages, replies, parsed = self._parse(document)
             prepared = None if replies else self._new_input(thread_id, messages)
+            shared = None if parsed is None else SharedState(
+                parsed.state, parsed.context, parsed.forwarded_props, outbox=custom,
+                limits=self.state_limits)
+        except (StateTooLarge, ClientMessagesTooLarge) as exc:
+            raise _HttpError("413 Content Too Large", type(exc).__name__, str(exc)) from None
         except UiError as exc:
             raise _HttpError("400 Bad Request", type(exc).__name__, str(exc)) from None
+        frontend = () if parsed is None else parsed.tools
         if not self._slots.acquire(blocking=False):
             raise _HttpError("503 Service Unavailable", "TooManyRuns",
                              "too many runs are active; retry shortly")
         try:
-            run = self._register(thread_id, run_id)
-            custom = CustomEvents()
-            request = RunRequest(self.protocol, thread_id, run.run_id, custom, run.token, bool(replies))
+            run = self._register(thread_id, run_id, frozenset(tool.name for tool in frontend))
+            request = RunRequest(self.protocol, thread_id, run.run_id, custom, run.token, bool(replies),
+                                 shared)
             options = dict(self.run_options(request)) if self.run_options is not None else {}
             options["cancellation"] = run.token
+            options.setdefault("correlation", Correlation(conversation_id=thread_id))
+            if shared is not None and "deps" not in options:
+                options["deps"] = shared
+            if frontend:
+                options["capabilities"] = (*options.get("capabilities", ()), frontend_capability(frontend))
             bridge = UiBridge(thread_id, run.run_id, custom=custom)
             if replies:
                 events = resume_run(self.agent, bridge, self.pauses, replies,
@@ -268,11 +313,18 @@ class UiApp:
         return self._respond(run, 0, start_response)
 
     def _parse(self, document: dict[str, Any]) -> tuple[str, str, tuple[ClientMessage, ...],
-                                                          tuple[ApprovalReply, ...]]:
+                                                          tuple[ApprovalReply, ...], AguiRunInput | None]:
         if self.protocol == "agui":
-            parsed = parse_run_input(document)
-            return parsed.thread_id, parsed.run_id, parsed.messages, parsed.replies
-        chat = parse_chat_request(document)
+            parsed = parse_run_input(document, self.state_limits, self.file_limits)
+            replies = list(parsed.replies)
+            for call_id, content in parsed.tool_results:
+                interrupt_id = self.pauses.interrupt_for_call(parsed.thread_id, call_id)
+                if interrupt_id is not None:
+                    replies.append(ApprovalReply(interrupt_id, "result", result=content))
+            if parsed.tool_results and not replies:
+                raise InvalidApprovalReply("the tool messages answer no waiting frontend tool call")
+            return parsed.thread_id, parsed.run_id, parsed.messages, tuple(replies), parsed
+        chat = parse_chat_request(document, self.file_limits)
         replies = []
         for answer in chat.answers:
             if answer.approval_id is not None:
@@ -284,15 +336,25 @@ class UiApp:
                     replies.append(ApprovalReply(interrupt_id, "result", result=answer.result))
         if not replies and chat.messages and chat.messages[-1].role == "assistant":
             raise InvalidApprovalReply("the last message is the assistant's and answers no waiting call")
-        return chat.chat_id, client_id(None), chat.messages, tuple(replies)
+        return chat.chat_id, client_id(None), chat.messages, tuple(replies), None
 
-    def _register(self, thread_id: str, run_id: str) -> _Run:
+    def _shared_run(self, run_id: str) -> _Run | None:
+        """A run another worker produces, read through the shared store (None without one)."""
+        found = self.store.open_replay(run_id) if self.store is not None else None
+        if found is None:
+            return None
+        log, thread_id = found
         encoder: Any = AguiEncoder() if self.protocol == "agui" else VercelEncoder()
+        return _Run(run_id, log, CancellationToken(), encoder, thread_id)
+
+    def _register(self, thread_id: str, run_id: str, frontend: frozenset[str] = frozenset()) -> _Run:
+        encoder: Any = AguiEncoder(frontend) if self.protocol == "agui" else VercelEncoder()
         with self._lock:
-            if run_id in self._runs:
+            if run_id in self._runs or (self.store is not None and self.store.open_replay(run_id)):
                 run_id = client_id(None)
-            run = _Run(run_id, ReplayLog(self.replay_max_events, self.replay_max_bytes),
-                       CancellationToken(), encoder, thread_id)
+            log: Any = (ReplayLog(self.replay_max_events, self.replay_max_bytes) if self.store is None else
+                        self.store.replay_log(run_id, thread_id, self.replay_max_events, self.replay_max_bytes))
+            run = _Run(run_id, log, CancellationToken(), encoder, thread_id)
             self._runs[run_id] = run
             finished = [key for key, item in self._runs.items() if item.done.is_set()]
             while len(self._runs) > self.max_retained_runs and finished:
@@ -304,6 +366,9 @@ class UiApp:
         self.histories.put(thread_id, messages)
 
     def _produce(self, run: _Run, events: Iterator[UiEvent]) -> None:
+        if self.store is not None:
+            threading.Thread(target=self._watch_cancel, args=(run,), daemon=True,
+                             name=f"zigai-ui-cancel-{run.run_id}").start()
         try:
             for event in events:
                 for item in run.encoder.encode(event):
@@ -314,6 +379,13 @@ class UiApp:
             run.log.close()
             run.done.set()
             self._slots.release()
+
+    def _watch_cancel(self, run: _Run) -> None:
+        """Cancel a store-backed run when any worker flagged it (polled until the run ends)."""
+        while not run.done.wait(self.store.poll_s * 4):
+            if getattr(run.log, "cancel_requested", False):
+                run.token.cancel("cancelled by the client")
+                return
 
     def cancel(self, run_id: str) -> bool:
         """Cancel a live run by id; False when the id is unknown."""
@@ -331,6 +403,27 @@ class UiApp:
         return run is not None and run.done.wait(timeout)
 
 
+def _browser_runs_it(args: Any) -> Any:  # pragma: no cover - external tools are never called
+    raise RuntimeError("a frontend tool runs in the browser")
+
+
+def frontend_capability(tools: Sequence[FrontendTool]) -> Any:
+    """A run capability declaring the browser's tools as ``external`` (the run pauses on a call)."""
+    from zigai.capability import Capability
+    from zigai.tool import Tool, ToolExecution
+
+    return Capability(tools=tuple(Tool.manual(t.name, t.description, t.parameters, _browser_runs_it,
+                                              execution=ToolExecution.external) for t in tools))
+
+
+def _page_response(asset: tuple[bytes, str], method: str,
+                   start_response: Callable[..., Any]) -> Iterable[bytes]:
+    body, content_type = asset
+    start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body))),
+                              *SECURITY_HEADERS])
+    return [b""] if method == "HEAD" else [body]
+
+
 def _after(environ: Mapping[str, Any]) -> int:
     raw = environ.get("HTTP_LAST_EVENT_ID")
     if raw is None:
@@ -344,3 +437,8 @@ def _after(environ: Mapping[str, Any]) -> int:
 def ui_app(agent: Any, protocol: Protocol = "agui", **options: Any) -> UiApp:
     """The WSGI app serving ``agent`` over ``protocol`` (keyword options: see :class:`UiApp`)."""
     return UiApp(agent, protocol, **options)
+
+
+def ui_page(agent: Any, **options: Any) -> UiApp:
+    """``ui_app(agent, "agui", page=True, ...)``: the AG-UI endpoint plus the built-in chat page."""
+    return UiApp(agent, "agui", page=True, **options)
