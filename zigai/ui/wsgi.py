@@ -12,7 +12,17 @@ waitress, uWSGI).  Routes, relative to ``path``:
   frames after N, then live frames until the run ends (``410`` once they were evicted);
 * ``POST {path}runs/<run_id>/cancel`` — set the run's cancellation token (``202``).
 
-Requests cross the trust boundary of :mod:`zigai.ui.trust` first; a refused request gets
+Every request first passes the deployment gate (:class:`~zigai.http_gate.DeploymentPolicy`,
+the MCP server's policy), decided from headers alone before any body is read: a ``Host`` that is
+not served -> ``421 HostNotAllowed`` (by default only loopback names: a DNS-rebinding page's
+``Host`` names its own site); cleartext where TLS is required -> ``403 TlsRequired``; a browser
+``Origin`` not allowed -> ``403 OriginNotAllowed`` (by default only loopback pages).  Every
+``POST`` must then say ``Content-Type: application/json`` (``415 UnsupportedMediaType``), which a
+cross-site page cannot send without a CORS preflight.  ``OPTIONS`` (the preflight) is answered
+``204`` for a route, with CORS headers echoing an allowed ``Origin``; every answer to an allowed
+``Origin`` carries ``Access-Control-Allow-Origin`` so the page can read it.
+
+Requests then cross the trust boundary of :mod:`zigai.ui.trust`; a refused request gets
 ``400``/``413`` with ``{"error": {"code", "message"}}`` before any run starts.  At most
 ``max_active_runs`` runs execute at once (``503`` beyond).  The server keeps canonical
 history per thread (:class:`HistoryStore`): once a thread has history, only the client's
@@ -33,6 +43,7 @@ from urllib.parse import parse_qs
 
 from zigai.control import CancellationToken
 from zigai.errors import UiError
+from zigai.http_gate import DeploymentPolicy
 from zigai.messages import Message
 from zigai.ui.agui import AguiEncoder, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
@@ -126,6 +137,7 @@ class UiApp:
         replay_max_bytes: int = 8 * 1024 * 1024, max_active_runs: int = 8,
         max_retained_runs: int = 64, read_timeout_s: float = 30.0,
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
+        policy: DeploymentPolicy | None = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
@@ -142,6 +154,7 @@ class UiApp:
         self.max_retained_runs = max_retained_runs
         self.read_timeout_s = read_timeout_s
         self.run_options = run_options
+        self.policy = policy if policy is not None else DeploymentPolicy()
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -150,6 +163,11 @@ class UiApp:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         try:
+            cors = self._admit(environ)
+            if cors:
+                start_response = _adding(start_response, cors)
+            if environ.get("REQUEST_METHOD") == "OPTIONS":
+                return self._preflight(environ, start_response, bool(cors))
             return self._route(environ, start_response)
         except _HttpError as exc:
             body = _dumps({"error": {"code": exc.code, "message": str(exc)}}).encode()
@@ -157,9 +175,47 @@ class UiApp:
                                         ("Content-Length", str(len(body)))])
             return [body]
 
+    def _admit(self, environ: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Apply the deployment gate; the CORS headers an allowed browser Origin gets."""
+        headers = {name: (str(environ[key]).strip(" \t"),)
+                   for key, name in (("HTTP_HOST", "host"), ("HTTP_ORIGIN", "origin")) if key in environ}
+        tls = environ.get("wsgi.url_scheme") == "https" or str(environ.get("HTTPS", "")).lower() in ("on", "1")
+        refused = self.policy.check(headers, tls)
+        if refused is not None:
+            phrase = {421: "421 Misdirected Request", 403: "403 Forbidden"}[refused.status]
+            raise _HttpError(phrase, refused.code, refused.reason)
+        if "origin" not in headers:
+            return []
+        return [("Access-Control-Allow-Origin", headers["origin"][0]), ("Vary", "Origin"),
+                ("Access-Control-Expose-Headers", _EXPOSED)]
+
+    def _allow(self, path: str) -> str:
+        if path in (self.path, self.path.rstrip("/")):
+            return "POST, OPTIONS"
+        matched = _RUN_ROUTE.match(path[len(self.path):]) if path.startswith(self.path) else None
+        if matched is None:
+            raise _HttpError("404 Not Found", "NotFound", f"no route for {path}")
+        return "POST, OPTIONS" if matched.group(2) == "cancel" else "GET, OPTIONS"
+
+    def _preflight(self, environ: Mapping[str, Any], start_response: Callable[..., Any],
+                   cors: bool) -> Iterable[bytes]:
+        allow = self._allow(environ.get("PATH_INFO", "") or "/")
+        headers = [("Allow", allow), ("Content-Length", "0")]
+        if cors:
+            headers += [("Access-Control-Allow-Methods", allow),
+                        ("Access-Control-Allow-Headers", "Content-Type, Accept, Last-Event-ID"),
+                        ("Access-Control-Max-Age", "600")]
+        start_response("204 No Content", headers)
+        return [b""]
+
     def _route(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
         path = environ.get("PATH_INFO", "") or "/"
+        if method == "POST":
+            content_type = str(environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
+            if content_type != "application/json":
+                raise _HttpError("415 Unsupported Media Type", "UnsupportedMediaType",
+                                 "send the request with Content-Type: application/json")
         if path in (self.path, self.path.rstrip("/")):
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST a run request")
@@ -329,6 +385,15 @@ class UiApp:
         with self._lock:
             run = self._runs.get(run_id)
         return run is not None and run.done.wait(timeout)
+
+
+_EXPOSED = ", ".join(("X-Zigai-Run-Id", STREAM_HEADER[0]))
+
+
+def _adding(start_response: Callable[..., Any], extra: list[tuple[str, str]]) -> Callable[..., Any]:
+    def wrapped(status: str, headers: list[tuple[str, str]], *exc_info: Any) -> Any:
+        return start_response(status, [*headers, *extra], *exc_info)
+    return wrapped
 
 
 def _after(environ: Mapping[str, Any]) -> int:
