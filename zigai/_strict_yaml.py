@@ -11,6 +11,11 @@ Invariants:
   the plain map / seq / str / int / float / bool / null ones (so no ``!!python``, no
   timestamps, no binary, no merge keys), non-string keys, duplicate keys, non-finite numbers,
   an empty document, more than one document;
+* numbers are bounded by their text *before* a value is built: a plain scalar that YAML would
+  read as an int or float is refused when longer than :data:`MAX_NUMBER_CHARS` characters or
+  written in YAML 1.1's base-60 form (``1:30``), whose construction costs quadratic time in
+  its length; quote such a value to keep it as a string.  :func:`bounded_loader` gives the
+  same bound to zigai's looser YAML readers (the demo cassette, skill front matter);
 * the caller's ``fail(path, what)`` builds every error, so each format keeps its own named
   error class; a parse error or runaway nesting is reported at ``$``;
 * ``pyyaml`` is imported only when a YAML document is read (``import zigai`` stays free
@@ -24,11 +29,15 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["child_path", "load_plain"]
+__all__ = ["MAX_NUMBER_CHARS", "bounded_loader", "child_path", "load_plain", "number_problem"]
+
+MAX_NUMBER_CHARS = 128
+"""The longest YAML int or float scalar (its text, signs and underscores included) zigai reads."""
 
 Fail = Callable[[str, str], Exception]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
     "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
@@ -42,6 +51,36 @@ def child_path(path: str, key: str | int) -> str:
     if _IDENTIFIER.match(key):
         return f"{path}.{key}"
     return f"{path}[{key!r}]"
+
+
+def number_problem(tag: str, text: str) -> str | None:
+    """Why the YAML scalar ``text`` resolved to ``tag`` must not be built as a number, or None."""
+    if tag not in _NUMBER_TAGS:
+        return None
+    if len(text) > MAX_NUMBER_CHARS:
+        return (f"a number is {len(text)} characters long; the limit is {MAX_NUMBER_CHARS} "
+                "(quote a long digit string to keep it as text)")
+    if ":" in text:
+        return "base-60 numbers (YAML 1.1 '1:30') are refused; quote the value or write it in base 10"
+    return None
+
+
+def bounded_loader() -> Any:
+    """A ``yaml.SafeLoader`` subclass whose ints and floats pass :func:`number_problem` first.
+
+    A refused number raises ``yaml.constructor.ConstructorError`` (a ``yaml.YAMLError``).
+    """
+    import yaml
+
+    class NumberBoundedLoader(yaml.SafeLoader):
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.ScalarNode):
+                problem = number_problem(node.tag, node.value)
+                if problem is not None:
+                    raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+            return super().construct_object(node, deep)
+
+    return NumberBoundedLoader
 
 
 def load_plain(text: str, fail: Fail, what: str, limits_text: str) -> Any:
@@ -99,6 +138,9 @@ def _plain(loader: Any, node: Any, path: str, fail: Fail) -> Any:
         return [_plain(loader, item, child_path(path, i), fail) for i, item in enumerate(node.value)]
     if node.tag not in _PLAIN_TAGS:
         raise fail(path, f"YAML tag {node.tag!r} is refused (only strings, numbers, booleans and null)")
+    problem = number_problem(node.tag, node.value)
+    if problem is not None:
+        raise fail(path, problem)
     value = loader.construct_object(node)
     if isinstance(value, float) and not math.isfinite(value):
         raise fail(path, "numbers must be finite")
