@@ -145,3 +145,4 @@ def test_a_send_with_no_time_left_is_refused_before_writing(peer: DeafPeer) -> N
         connection.send('{"type": "x"}')
     finally:
         connection.close()
+    connection._abort(threading.Event())  # a timer firing after close finds the socket gone

@@ -261,3 +261,13 @@ def test_cancel_and_reconnect_pass_the_same_gate() -> None:
             assert json.loads(answer)["error"]["code"] != "UnknownRun"  # refused before routing
         status, _, answer = exchange(server.url, run_head(port, path="/runs/r/cancel"))
         assert (status, json.loads(answer)["error"]["code"]) == (404, "UnknownRun")
+
+
+def test_a_request_without_host_is_refused() -> None:
+    recorder = Recorder()
+    with LocalServer(ui_app(recorder.agent(), "agui")) as server:
+        body = run_body("agui")
+        head = f"POST / HTTP/1.0\nContent-Type: application/json\nContent-Length: {len(body)}\n"
+        status, _, answer = exchange(server.url, head, body)
+        assert (status, json.loads(answer)["error"]["code"]) == (421, "HostNotAllowed")
+    assert recorder.model_calls == 0

@@ -7,8 +7,9 @@ reads lines from its stdout on a reader thread (each bounded by ``max_message_by
 on close terminates the process group politely, then kills it, and reaps it.
 
 Read-ahead is bounded: the reader holds at most ``max_message_bytes`` of received, unclaimed
-messages (one message always fits when nothing is waiting) and otherwise stops reading, so an agent that writes faster than the client takes messages is pushed back
-by the pipe instead of growing the client's memory.
+messages (one message always fits when nothing is waiting) and otherwise stops reading, so an
+agent that writes faster than the client takes messages is pushed back by the pipe instead of
+growing the client's memory.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def _descendants(root: int) -> list[int]:
         try:
             with open(f"/proc/{name}/stat", "rb") as stat:
                 ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):  # it ended meanwhile
+        except (OSError, IndexError, ValueError):  # pragma: no cover - it ended during the scan
             continue
         children.setdefault(ppid, []).append(int(name))
     found: list[int] = []
@@ -116,7 +116,7 @@ def main() -> int:
                 break
     except (_Stop, ChildProcessError):
         try:  # not reaped yet, so its group id cannot have been reused
-            if pid:
+            if pid:  # pragma: no branch - zero only when stopped before the spawn
                 os.killpg(pid, signal.SIGKILL)
         except OSError:  # pragma: no cover - the whole group had ended
             pass

@@ -104,7 +104,7 @@ class WebSocketConnection:
                 raise RealtimeSendTimedOut(f"a {len(frame)}-character frame was not sent within {timeout} s "
                                            "(the peer stopped reading); the connection is aborted",
                                            reconnectable=True) from None
-            if not isinstance(exc, ConnectionClosed):
+            if not isinstance(exc, ConnectionClosed):  # pragma: no cover - websockets wraps socket errors
                 raise
             raise _lost(exc) from None
         finally:
