@@ -33,12 +33,14 @@ def test_a_one_megabyte_base60_spec_file_is_refused_by_name(tmp_path: Path) -> N
     assert target.stat().st_size <= 1_048_576
     with pytest.raises(InvalidAgentSpec) as caught:
         load(target)
-    assert caught.value.path == "$.name" and "characters long" in str(caught.value)
+    assert caught.value.path == "$.name" and "looks like a number" in str(caught.value)
 
 
 @pytest.mark.parametrize(("scalar", "words"), [
     ("9" * 5000, "5000 characters"),
-    ("-" + "9" * MAX_NUMBER_CHARS, f"limit is {MAX_NUMBER_CHARS}"),
+    ("-" + "9" * MAX_NUMBER_CHARS, f"limited to {MAX_NUMBER_CHARS} characters"),
+    ("!!int '" + "9" * (MAX_NUMBER_CHARS + 1) + "'", f"the limit is {MAX_NUMBER_CHARS}"),
+    ("!!float " + "1" * 5000, "5000 characters long"),
     ("1" + "0" * MAX_NUMBER_CHARS + ".5", "characters"),
     ("0x" + "f" * MAX_NUMBER_CHARS, "characters"),
     ("1:30", "base-60"),
@@ -98,3 +100,24 @@ def test_skill_front_matter_with_a_hostile_number_is_an_invalid_skill(tmp_path: 
         listed = {info.name: info.description for info in DirectorySkills(root).list_skills()}
     assert listed["big"] == "[invalid SKILL.md: its front matter is not YAML (ConstructorError)]"
     assert listed["ok"] == "fine"
+
+
+def test_the_pure_python_parser_reads_and_refuses_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)  # pyyaml built without libyaml
+    target = tmp_path / "agent.yaml"
+    target.write_text(SPEC + "description: '1:30'\nsettings: {temperature: 0.5}\n")
+    assert load(target).spec.description == "1:30"
+    for text, path, words in (
+        (SPEC + "name: " + base60(100_000), "$.name", "looks like a number"),
+        (SPEC + "settings: {temperature: 1:30}\n", "$.settings.temperature", "base-60"),
+        (SPEC + "x: &a 1\n", "$", "anchors are refused"),
+        (SPEC + "---\nversion: 1\n", "$", "single document"),
+        ("# nothing\n", "$", "empty"),
+        (SPEC + "x: " + "[" * 5000 + "]" * 5000 + "\n", "$", "nesting exceeds"),
+    ):
+        target.write_text(text)
+        with pytest.raises(InvalidAgentSpec) as caught:
+            load(target)
+        assert caught.value.path == path and words in str(caught.value), text[:40]
