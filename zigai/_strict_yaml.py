@@ -12,8 +12,8 @@ Invariants:
   timestamps, no binary, no merge keys), non-string keys, duplicate keys, non-finite numbers,
   an empty document, more than one document;
 * values are built straight from the parser's events (libyaml's parser when pyyaml has it,
-  which scans a 16 MiB document in well under a second; pyyaml's own otherwise), so the first
-  refusal in document order stops the read and no node tree is kept;
+  pyyaml's pure-Python one otherwise), so the first refusal in document order stops the read,
+  no node tree is kept, and one huge scalar costs a C scan rather than a Python one;
 * numbers are bounded by their text *before* a value is built: a scalar that YAML would read as
   an int or float is refused when longer than :data:`MAX_NUMBER_CHARS` characters or written in
   YAML 1.1's base-60 form (``1:30``), whose construction costs quadratic time in its length.
