@@ -9,7 +9,8 @@ Job
     no child left.
 
 Invariants
-    * standard library only, no zigai imports: it runs in a fresh interpreter;
+    * standard library only, no zigai imports, nothing slow to import (no ``json``/``re``): it
+      starts for every command;
     * it keeps no copy of the command's stdin/stdout/stderr once the command started, so the
       pipes reach end-of-file exactly when every descendant is gone;
     * without the subreaper (a kernel or seccomp policy that refuses the ``prctl``), orphans
@@ -19,7 +20,6 @@ Invariants
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -82,7 +82,7 @@ def _kill_all() -> None:
             return
 
 
-def _spawn(argv: list[str], env: dict[str, str]) -> int:
+def _spawn(argv: list[bytes], env: dict[bytes, bytes]) -> int:
     try:
         return os.posix_spawnp(argv[0], argv, env, setsid=True)
     except NotImplementedError:  # pragma: no cover - a libc without POSIX_SPAWN_SETSID
@@ -94,12 +94,15 @@ def main() -> int:
     spec_fd, status_fd = int(sys.argv[1]), int(sys.argv[2])
     os.set_inheritable(status_fd, False)
     with os.fdopen(spec_fd, "rb") as spec_file:
-        spec = json.loads(spec_file.read())
+        fields = spec_file.read().split(b"\0")  # argv count, argv, then NAME=value entries
+    count = int(fields[0])
+    argv = fields[1:count + 1]
+    env = dict(entry.split(b"=", 1) for entry in fields[count + 1:])
     subreaper = _subreaper()
     pid = 0
     try:
         try:
-            pid = _spawn(spec["argv"], spec["env"])
+            pid = _spawn(argv, env)
         except OSError as exc:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)  # nothing to stop; exit on our own
             os.write(status_fd, f"failed {exc.errno or 0}\n".encode())

@@ -30,7 +30,6 @@ cancellation latency is bounded by that slice.
 
 from __future__ import annotations
 
-import json
 import os
 import selectors
 import signal
@@ -212,7 +211,7 @@ class LocalEnvironment(Owner):
             os.close(status_write)
         try:
             with os.fdopen(spec_write, "wb") as spec:
-                spec.write(json.dumps({"argv": list(request.argv), "env": self._environment(request)}).encode())
+                spec.write(_spec(request.argv, self._environment(request)))
             line = _read_line(status_read)
         except BaseException:  # pragma: no cover - an interrupt while the supervisor starts
             _stop(process)
@@ -341,6 +340,13 @@ class LocalEnvironment(Owner):
 
     def __repr__(self) -> str:
         return f"LocalEnvironment(closed={self._closed}, capabilities={self._capabilities})"
+
+
+def _spec(argv: tuple[str, ...], env: dict[str, str]) -> bytes:
+    """What the supervisor reads: the argv count, the argv, then NAME=value, NUL-separated."""
+    fields = [str(len(argv)).encode(), *map(os.fsencode, argv),
+              *(os.fsencode(name) + b"=" + os.fsencode(value) for name, value in env.items())]
+    return b"\0".join(fields)
 
 
 def _read_line(fd: int) -> str:
