@@ -77,14 +77,16 @@ def test_a_deeply_nested_snapshot_is_a_task_store_error(tmp_path: Path) -> None:
     assert store.load() == []
 
 
-def test_orphaned_temporary_files_are_cleaned_by_the_next_write(tmp_path: Path) -> None:
+def test_orphaned_temporary_files_are_cleaned_by_the_next_load_or_write(tmp_path: Path) -> None:
     path = tmp_path / "tasks.json"
     store = mcp.FileStore(path)
     store.save(mcp.TaskRecord("a"))
     for name in (".tasks.json.abc123.tmp", ".tasks.json.zz.tmp"):  # what a killed writer leaves
         (tmp_path / name).write_bytes(b'{"version": 1, "ta')
     (tmp_path / ".other.json.x.tmp").write_bytes(b"")  # another store's: left alone
-    assert [r.task_id for r in store.load()] == ["a"]
+    assert [r.task_id for r in mcp.FileStore(path).load()] == ["a"]  # a restarted client's first load
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.x.tmp", "tasks.json", "tasks.json.lock"]
+    (tmp_path / ".tasks.json.late.tmp").write_bytes(b"")
     store.save(mcp.TaskRecord("b"))
     assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.x.tmp", "tasks.json", "tasks.json.lock"]
 

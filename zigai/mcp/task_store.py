@@ -17,11 +17,11 @@ Invariants
       both save and load, and any violation is :class:`TaskStoreError` with the file untouched
       (a snapshot nested too deeply to decode included); a record's ``pending`` input nests at
       most :data:`MAX_PENDING_DEPTH` levels, checked on save and load.
-    * Every read-modify-write holds an exclusive ``flock`` on ``<file>.lock`` (next to the
-      snapshot, never deleted), so processes sharing one file never lose each other's records;
-      ``load`` takes it shared.  Where ``fcntl`` is missing (Windows) only threads are serialised.
-    * Temporary files an interrupted writer left behind are removed by the next write (under
-      the exclusive lock no other writer is active, so any of them is an orphan).
+    * Every load, save and remove holds an exclusive ``flock`` on ``<file>.lock`` (next to the
+      snapshot, never deleted), so processes sharing one file never lose each other's records.
+      Where ``fcntl`` is missing (Windows) only threads are serialised.
+    * Temporary files an interrupted writer left behind are removed by the next load or write
+      (under the exclusive lock no other writer is active, so any of them is an orphan).
     * Records keep insertion order; ``load`` returns copies.  The store is thread-safe.
 """
 
@@ -140,26 +140,27 @@ class FileStore:
         self._lock = threading.Lock()
 
     def load(self) -> list[TaskRecord]:
-        with self._lock, self._file_lock(exclusive=False):
+        with self._lock, self._file_lock():
+            self._remove_orphans(self.path.parent)
             return list(self._read().values())
 
     def save(self, record: TaskRecord) -> None:
         if not isinstance(record, TaskRecord):
             raise TaskStoreError("FileStore.save needs a TaskRecord")
         _check_depth(record.pending)
-        with self._lock, self._file_lock(exclusive=True):
+        with self._lock, self._file_lock():
             records = self._read()
             records[record.task_id] = record
             self._write(records)
 
     def remove(self, task_id: str) -> None:
-        with self._lock, self._file_lock(exclusive=True):
+        with self._lock, self._file_lock():
             records = self._read()
             if records.pop(task_id, None) is not None:
                 self._write(records)
 
     @contextlib.contextmanager
-    def _file_lock(self, *, exclusive: bool) -> Iterator[None]:
+    def _file_lock(self) -> Iterator[None]:
         try:
             import fcntl
         except ImportError:  # pragma: no cover - Windows: the thread lock is all there is
@@ -174,7 +175,7 @@ class FileStore:
         except OSError as exc:
             raise TaskStoreError(f"cannot open the task store lock {lock_path}: {exc.strerror}") from None
         try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
             yield
         finally:
             os.close(descriptor)  # closing releases the lock
