@@ -170,3 +170,25 @@ def test_a_killed_supervisor_still_ends_the_command(root: RootedDirectory) -> No
         assert result.exit_code == -signal.SIGKILL and result.stdout_text() == "started\n"
     killer.join()
     assert time.monotonic() - started < 20
+
+
+def test_the_command_gets_default_signal_dispositions_back(root: RootedDirectory) -> None:
+    # Python ignores SIGPIPE; a command must not inherit that (``yes | head`` would then fail)
+    env = LocalEnvironment(root)
+    with env.run(command("sh", "-c", "yes | head -n 1")) as result:
+        assert (result.exit_code, result.stdout_text(), result.stderr) == (0, "y\n", b"")
+    with env.run(command("grep", "SigIgn", "/proc/self/status")) as result:
+        ignored = int(result.stdout_text().split()[1], 16)
+    assert not ignored & (1 << (13 - 1)) and not ignored & (1 << (25 - 1))  # SIGPIPE, SIGXFSZ
+
+
+def test_the_program_is_looked_up_on_the_commands_own_path(root: RootedDirectory, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin-only-here"
+    bin_dir.mkdir()
+    (bin_dir / "zigai-hello").write_text("#!/bin/sh\necho hello from $0\n")
+    (bin_dir / "zigai-hello").chmod(0o755)
+    env = LocalEnvironment(root)
+    with env.run(command("zigai-hello", env={"PATH": str(bin_dir)}, inherit_env=())) as result:
+        assert result.stdout_text() == f"hello from {bin_dir}/zigai-hello\n"
+    with pytest.raises(CommandStartFailed):
+        env.run(command("zigai-hello"))  # not on the host's PATH

@@ -83,10 +83,18 @@ def _kill_all() -> None:
 
 
 def _spawn(argv: list[bytes], env: dict[bytes, bytes]) -> int:
+    # Python ignores SIGPIPE and SIGXFSZ; an ignored signal stays ignored across exec, so the
+    # command gets their defaults back (as subprocess's restore_signals does).
+    defaults = [getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name)]
+    # posix_spawnp searches this process's PATH: make it the command's (as subprocess does)
+    if b"PATH" in env:
+        os.environb[b"PATH"] = env[b"PATH"]
+    else:
+        os.environb.pop(b"PATH", None)
     try:
-        return os.posix_spawnp(argv[0], argv, env, setsid=True)
+        return os.posix_spawnp(argv[0], argv, env, setsid=True, setsigdef=defaults)
     except NotImplementedError:  # pragma: no cover - a libc without POSIX_SPAWN_SETSID
-        return os.posix_spawnp(argv[0], argv, env, setpgroup=0)
+        return os.posix_spawnp(argv[0], argv, env, setpgroup=0, setsigdef=defaults)
 
 
 def main() -> int:
