@@ -325,7 +325,7 @@ def test_file_store_snapshot_is_versioned_atomic_and_owner_only(tmp_path: Path) 
     store.save(mcp.TaskRecord("b"))
     store.save(mcp.TaskRecord("a", name="slow", answered=("k",)))
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["tasks.json"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tasks.json", "tasks.json.lock"]  # no temporary file
     assert [(r.task_id, r.answered) for r in store.load()] == [("a", ("k",)), ("b", ())]
     store.remove("a")
     store.remove("missing")

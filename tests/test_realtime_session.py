@@ -241,7 +241,7 @@ class GeminiConnection:
     def push(self, frame: dict[str, Any]) -> None:
         self.frames.put(json.dumps(frame))
 
-    def send(self, frame: str) -> None:
+    def send(self, frame: str, timeout: float | None = None) -> None:
         message = json.loads(frame)
         self.peer.sent.append(message)
         if "setup" in message:
@@ -337,7 +337,7 @@ class ScriptedConnection:
         self.sent: list[str] = []
         self.closed = False
 
-    def send(self, frame: str) -> None:
+    def send(self, frame: str, timeout: float | None = None) -> None:
         self.sent.append(frame)
 
     def receive(self, timeout: float | None) -> str | bytes:

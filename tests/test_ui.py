@@ -750,6 +750,7 @@ def test_wsgi_path_prefix_retention_and_worker_start_failure(monkeypatch: pytest
         Thread=NoThread, Lock=threading.Lock, Event=threading.Event))
     body = json.dumps(run_input("hi", runId="d")).encode()
     environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/api/", "CONTENT_LENGTH": str(len(body)),
+               "CONTENT_TYPE": "application/json", "HTTP_HOST": "127.0.0.1:8000",
                "wsgi.input": io.BytesIO(body)}
     with pytest.raises(RuntimeError, match="no threads left"):
         app(environ, lambda *a: None)

@@ -11,6 +11,16 @@ Invariants:
   the plain map / seq / str / int / float / bool / null ones (so no ``!!python``, no
   timestamps, no binary, no merge keys), non-string keys, duplicate keys, non-finite numbers,
   an empty document, more than one document;
+* values are built straight from the parser's events (libyaml's parser when pyyaml has it,
+  pyyaml's pure-Python one otherwise), so the first refusal in document order stops the read,
+  no node tree is kept, and one huge scalar costs a C scan rather than a Python one;
+* numbers are bounded by their text *before* a value is built: a scalar that YAML would read as
+  an int or float is refused when longer than :data:`MAX_NUMBER_CHARS` characters or written in
+  YAML 1.1's base-60 form (``1:30``), whose construction costs quadratic time in its length.
+  A plain scalar longer than that made only of characters a number can contain is refused
+  without running YAML's resolver over it; quote such a value to keep it as a string.
+  :func:`bounded_loader` gives the same bound to zigai's looser YAML readers (the demo
+  cassette, skill front matter);
 * the caller's ``fail(path, what)`` builds every error, so each format keeps its own named
   error class; a parse error or runaway nesting is reported at ``$``;
 * ``pyyaml`` is imported only when a YAML document is read (``import zigai`` stays free
@@ -24,15 +34,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["child_path", "load_plain"]
+__all__ = ["MAX_NUMBER_CHARS", "bounded_loader", "child_path", "load_plain", "number_problem"]
+
+MAX_NUMBER_CHARS = 128
+"""The longest YAML int or float scalar (its text, signs and underscores included) zigai reads."""
 
 Fail = Callable[[str, str], Exception]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-_PLAIN_TAGS = {
-    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
-}
+_NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
+_NUMBER_CHARACTERS = "0123456789_:+-.xXoObBaAcCdDeEfF"
+_STR = "tag:yaml.org,2002:str"
+_PLAIN_TAGS = {_STR, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+               "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"}
 
 
 def child_path(path: str, key: str | int) -> str:
@@ -44,6 +58,36 @@ def child_path(path: str, key: str | int) -> str:
     return f"{path}[{key!r}]"
 
 
+def number_problem(tag: str, text: str) -> str | None:
+    """Why the YAML scalar ``text`` resolved to ``tag`` must not be built as a number, or None."""
+    if tag not in _NUMBER_TAGS:
+        return None
+    if len(text) > MAX_NUMBER_CHARS:
+        return (f"a number is {len(text)} characters long; the limit is {MAX_NUMBER_CHARS} "
+                "(quote a long digit string to keep it as text)")
+    if ":" in text:
+        return "base-60 numbers (YAML 1.1 '1:30') are refused; quote the value or write it in base 10"
+    return None
+
+
+def bounded_loader() -> Any:
+    """A ``yaml.SafeLoader`` subclass whose ints and floats pass :func:`number_problem` first.
+
+    A refused number raises ``yaml.constructor.ConstructorError`` (a ``yaml.YAMLError``).
+    """
+    import yaml
+
+    class NumberBoundedLoader(yaml.SafeLoader):
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.ScalarNode):
+                problem = number_problem(node.tag, node.value)
+                if problem is not None:
+                    raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+            return super().construct_object(node, deep)
+
+    return NumberBoundedLoader
+
+
 def load_plain(text: str, fail: Fail, what: str, limits_text: str) -> Any:
     """The one YAML document in ``text`` as plain values; every refusal is ``fail(path, why)``.
 
@@ -52,23 +96,17 @@ def load_plain(text: str, fail: Fail, what: str, limits_text: str) -> Any:
     """
     import yaml
 
-    class StrictLoader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            event = self.peek_event()
-            if self.check_event(yaml.AliasEvent):
-                raise fail("$", f"YAML aliases are refused (line {event.start_mark.line + 1}); "
-                                f"{what} is plain data")
-            if getattr(event, "anchor", None):
-                raise fail("$", f"YAML anchors are refused (line {event.start_mark.line + 1}); "
-                                f"{what} is plain data")
-            return super().compose_node(parent, index)
-
-    loader = StrictLoader(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
+        loader.get_event()  # stream start
+        if loader.check_event(yaml.StreamEndEvent):
             raise fail("$", "the document is empty")
-        return _plain(loader, node, "$", fail)
+        loader.get_event()  # document start
+        value = _Reader(loader, fail, what).value("$")
+        loader.get_event()  # document end
+        if not loader.check_event(yaml.StreamEndEvent):
+            raise fail("$", "not valid YAML: expected a single document in the stream")
+        return value
     except yaml.YAMLError as exc:
         raise fail("$", f"not valid YAML: {exc}") from None
     except RecursionError:
@@ -77,29 +115,78 @@ def load_plain(text: str, fail: Fail, what: str, limits_text: str) -> Any:
         loader.dispose()
 
 
-def _plain(loader: Any, node: Any, path: str, fail: Fail) -> Any:
-    import yaml
+class _Reader:
+    """Plain values from the loader's events, checked in document order."""
 
-    if isinstance(node, yaml.MappingNode):
-        if node.tag != "tag:yaml.org,2002:map":
-            raise fail(path, f"YAML tag {node.tag!r} is refused")
-        result: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
-                raise fail(path, f"keys must be strings (line {key_node.start_mark.line + 1})")
-            key = key_node.value
-            where = child_path(path, key)
-            if key in result:
-                raise fail(where, "duplicate key")
-            result[key] = _plain(loader, value_node, where, fail)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        if node.tag != "tag:yaml.org,2002:seq":
-            raise fail(path, f"YAML tag {node.tag!r} is refused")
-        return [_plain(loader, item, child_path(path, i), fail) for i, item in enumerate(node.value)]
-    if node.tag not in _PLAIN_TAGS:
-        raise fail(path, f"YAML tag {node.tag!r} is refused (only strings, numbers, booleans and null)")
-    value = loader.construct_object(node)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise fail(path, "numbers must be finite")
-    return value
+    def __init__(self, loader: Any, fail: Fail, what: str) -> None:
+        import yaml
+
+        self.yaml = yaml
+        self.loader = loader
+        self.fail = fail
+        self.what = what
+
+    def _event(self) -> Any:
+        event = self.loader.get_event()
+        line = event.start_mark.line + 1
+        if isinstance(event, self.yaml.AliasEvent):
+            raise self.fail("$", f"YAML aliases are refused (line {line}); {self.what} is plain data")
+        if getattr(event, "anchor", None):
+            raise self.fail("$", f"YAML anchors are refused (line {line}); {self.what} is plain data")
+        return event
+
+    def _tag(self, event: Any, kind: Any, value: Any = None) -> str:
+        tag = event.tag
+        if tag is None or tag == "!":
+            tag = self.loader.resolve(kind, value, event.implicit)
+        return str(tag)
+
+    def value(self, path: str) -> Any:
+        yaml = self.yaml
+        event = self._event()
+        if isinstance(event, yaml.MappingStartEvent):
+            if self._tag(event, yaml.MappingNode) != "tag:yaml.org,2002:map":
+                raise self.fail(path, f"YAML tag {event.tag!r} is refused")
+            result: dict[str, Any] = {}
+            while not self.loader.check_event(yaml.MappingEndEvent):
+                key_event = self._event()
+                if not isinstance(key_event, yaml.ScalarEvent) or self._scalar_tag(key_event, path) != _STR:
+                    raise self.fail(path, f"keys must be strings (line {key_event.start_mark.line + 1})")
+                key = key_event.value
+                where = child_path(path, key)
+                if key in result:
+                    raise self.fail(where, "duplicate key")
+                result[key] = self.value(where)
+            self.loader.get_event()
+            return result
+        if isinstance(event, yaml.SequenceStartEvent):
+            if self._tag(event, yaml.SequenceNode) != "tag:yaml.org,2002:seq":
+                raise self.fail(path, f"YAML tag {event.tag!r} is refused")
+            items: list[Any] = []
+            while not self.loader.check_event(yaml.SequenceEndEvent):
+                items.append(self.value(child_path(path, len(items))))
+            self.loader.get_event()
+            return items
+        return self._scalar(event, path)
+
+    def _scalar_tag(self, event: Any, path: str) -> str:
+        text = event.value
+        if event.tag is None and event.implicit[0] and len(text) > MAX_NUMBER_CHARS \
+                and text.lstrip("+-")[:1] in tuple("0123456789.") and not text.strip(_NUMBER_CHARACTERS):
+            # number-shaped: refused without running the resolver's regexes over all of it
+            raise self.fail(path, f"an unquoted scalar of {len(text)} characters looks like a number; numbers "
+                                  f"are limited to {MAX_NUMBER_CHARS} characters (quote it to keep it as text)")
+        return self._tag(event, self.yaml.ScalarNode, text)
+
+    def _scalar(self, event: Any, path: str) -> Any:
+        tag = self._scalar_tag(event, path)
+        if tag not in _PLAIN_TAGS:
+            raise self.fail(path, f"YAML tag {tag!r} is refused (only strings, numbers, booleans and null)")
+        problem = number_problem(tag, event.value)
+        if problem is not None:
+            raise self.fail(path, problem)
+        node = self.yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        value = self.loader.construct_object(node)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.fail(path, "numbers must be finite")
+        return value

@@ -41,6 +41,7 @@ __all__ = ["AcpClient", "PromptResult", "AcpProtocolError", "AcpRemoteError", "A
 
 PROTOCOL_VERSION = 1
 MESSAGE_LIMITS = Limits(4 * 1024 * 1024, 1024 * 1024, 64, 16_384)
+_MAX_QUEUED_REQUESTS = 64
 
 
 class AcpProtocolError(AcpError):
@@ -102,6 +103,8 @@ class AcpClient:
         self._transport: AcpTransport | None = None
         self._reader: threading.Thread | None = None
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zigai-acp-handler")
+        # agent requests queued for the pool: past this the reader waits, and the pipe pushes back
+        self._queued = threading.BoundedSemaphore(_MAX_QUEUED_REQUESTS)
         self._handlers = editor.handlers()
         self._update_error: Exception | None = None
 
@@ -151,7 +154,12 @@ class AcpClient:
             raw_params = message.get("params")
             params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
             if "id" in message:
-                self._pool.submit(self._answer, message["id"], method, params)
+                self._queued.acquire()
+                try:
+                    self._pool.submit(self._answer, message["id"], method, params)
+                except BaseException:  # pragma: no cover - the pool was shut down meanwhile
+                    self._queued.release()
+                    raise
             elif method == "session/update":
                 self._update(params)
             return
@@ -187,6 +195,12 @@ class AcpClient:
                         self._update_error = exc
 
     def _answer(self, ident: Any, method: str, params: dict[str, Any]) -> None:
+        try:
+            self._answer_now(ident, method, params)
+        finally:
+            self._queued.release()
+
+    def _answer_now(self, ident: Any, method: str, params: dict[str, Any]) -> None:
         handler = self._handlers.get(method)
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": ident}
         if handler is None:

@@ -5,15 +5,21 @@ one (bounded, with a timeout), close.  :class:`StdioTransport` owns only the sub
 its framing: it starts the agent command, writes one JSON document per line to its stdin,
 reads lines from its stdout on a reader thread (each bounded by ``max_message_bytes``), and
 on close terminates the process group politely, then kills it, and reaps it.
+
+Read-ahead is bounded: the reader holds at most ``max_message_bytes`` of received, unclaimed
+messages (one message always fits when nothing is waiting) and otherwise stops reading, so an
+agent that writes faster than the client takes messages is pushed back by the pipe instead of
+growing the client's memory.
 """
 
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import threading
+import time
+from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -48,6 +54,44 @@ class AcpTransport(Protocol):
 _EOF = object()
 
 
+class _Inbox:
+    """A FIFO of received items bounded in bytes; ``put`` waits for room, ``close`` releases it."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._max_bytes = max_bytes
+        self._items: deque[tuple[object, int]] = deque()
+        self._bytes = 0
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def put(self, item: object, size: int = 0) -> None:
+        with self._changed:
+            while self._items and self._bytes + size > self._max_bytes and not self._closed:
+                self._changed.wait()
+            self._items.append((item, size))
+            self._bytes += size
+            self._changed.notify_all()
+
+    def get(self, timeout: float | None) -> object:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while not self._items:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError("no message from the agent in time")
+                self._changed.wait(remaining)
+            item, size = self._items.popleft()
+            self._bytes -= size
+            self._changed.notify_all()
+            return item
+
+    def close(self) -> None:
+        """Stop bounding: a reader waiting for room finishes (the transport is closing)."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+
 class StdioTransport:
     """An agent subprocess speaking ACP on stdin/stdout (see module docs)."""
 
@@ -60,7 +104,7 @@ class StdioTransport:
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=cwd, env=None if env is None else dict(env), start_new_session=True,
         )
-        self._lines: queue.Queue[object] = queue.Queue()
+        self._lines = _Inbox(max_message_bytes)
         self._write_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True, name="zigai-acp-stdio")
         self._reader.start()
@@ -83,7 +127,7 @@ class StdioTransport:
                     break
                 stripped = line.rstrip(b"\r\n")
                 if stripped:
-                    self._lines.put(stripped)
+                    self._lines.put(stripped, len(stripped))
         except (OSError, ValueError):  # pragma: no cover - the pipe was closed under us
             pass
         finally:
@@ -100,10 +144,7 @@ class StdioTransport:
                 raise AcpConnectionClosed("the agent process closed its input") from None
 
     def receive(self, timeout: float | None) -> bytes | None:
-        try:
-            item = self._lines.get(timeout=timeout)
-        except queue.Empty:
-            raise TimeoutError("no message from the agent in time") from None
+        item = self._lines.get(timeout)
         if item is _EOF:
             self._lines.put(_EOF)  # later calls see the end too
             return None
@@ -129,6 +170,7 @@ class StdioTransport:
                 except ProcessLookupError:
                     pass
                 process.wait(timeout=5)
+        self._lines.close()  # a reader waiting for room goes on to read the end of file
         self._reader.join(timeout=2)  # the reader sees end of file once the process is gone
         if process.stdout is not None:
             process.stdout.close()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from zigai._strict_yaml import bounded_loader
 from zigai.capabilities_builtin._files import PATH_ERRORS, read_slice, slice_text
 from zigai.capabilities_builtin.backends import FileSlice, SkillBackend, SkillInfo
 from zigai.capabilities_builtin.bounds import BuiltinLimits, bounded_list, bounded_text
@@ -100,7 +101,7 @@ class DirectorySkills:
         for index in range(1, len(lines)):
             if lines[index].strip() == "---":
                 try:
-                    meta = yaml.safe_load("".join(lines[1:index])) or {}
+                    meta = yaml.load("".join(lines[1:index]), Loader=bounded_loader()) or {}  # noqa: S506
                 except yaml.YAMLError as exc:
                     raise ValueError(f"its front matter is not YAML ({exc.__class__.__name__})") from None
                 if not isinstance(meta, dict):

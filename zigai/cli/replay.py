@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from zigai._strict_yaml import bounded_loader
 from zigai.cli.errors import CassetteReplayError
 
 __all__ = ["MAX_BODY", "Exchange", "ReplayServer", "load_exchanges"]
@@ -69,7 +70,10 @@ def load_exchanges(text: str, source: str = "<cassette>") -> tuple[Exchange, ...
     """Parse a version-1 cassette (YAML, safe loader) into exchanges."""
     import yaml  # runtime dependency, imported only by the demo
 
-    document = yaml.safe_load(text)
+    try:
+        document = yaml.load(text, Loader=bounded_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise CassetteReplayError(f"{source}: not a readable YAML cassette: {exc}") from None
     document = _exact(document, {"version", "interactions"}, set(), source)
     if document["version"] != 1 or not isinstance(document["interactions"], list):
         raise CassetteReplayError(f"{source}: expected version 1 and a list of interactions")

@@ -34,19 +34,19 @@ Invariants
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import queue
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from zigai.control import CancellationToken
+from zigai.http_gate import DeploymentPolicy
 from zigai.json import dumps
 from zigai.mcp.auth_server import BearerAuthPolicy
 from zigai.mcp.errors import (
@@ -69,87 +69,6 @@ from zigai.mcp.server import HTTP_STATUS, NO_REPLY, Server
 __all__ = ["DeploymentPolicy", "HttpReply", "handle_http", "wsgi_app", "serve_http", "HttpServerHandle"]
 
 _log = logging.getLogger("zigai.mcp.server_http")
-_LOOPBACK_NAMES = frozenset({"localhost"})
-
-
-def _is_loopback(host: str) -> bool:
-    host = host.strip("[]").rstrip(".").lower()
-    if host in _LOOPBACK_NAMES or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _split_host(value: str) -> tuple[str, str | None]:
-    if value.startswith("["):
-        host, _, rest = value[1:].partition("]")
-        return host.lower(), rest[1:] if rest.startswith(":") else None
-    host, colon, port = value.rpartition(":")
-    if not colon or ":" in host:
-        return value.lower(), None
-    return host.lower(), port
-
-
-def _allowed(value: str, patterns: Sequence[str]) -> bool:
-    for pattern in patterns:
-        if pattern.endswith(":*"):
-            if value.lower().startswith(pattern[:-1].lower()) and value[len(pattern) - 1:].isdigit():
-                return True
-        elif value.lower() == pattern.lower():
-            return True
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class DeploymentPolicy:
-    """Who may reach the HTTP endpoint (see module docstring).
-
-    ``allowed_hosts`` are ``Host`` values (``"mcp.example.com"``, ``"127.0.0.1:8000"``,
-    ``"localhost:*"`` for any port); None allows loopback hosts only.  ``allowed_origins`` are
-    browser origins (``"https://app.example.com"``, ``"http://localhost:*"``); None allows
-    loopback origins only.  A request without ``Origin`` (not from a browser) passes that check.
-    ``require_tls`` None means "TLS unless the Host is loopback".
-    """
-
-    allowed_hosts: tuple[str, ...] | None = None
-    allowed_origins: tuple[str, ...] | None = None
-    require_tls: bool | None = None
-    max_body_bytes: int | None = None
-    sse_commit_s: float = 15.0
-    keepalive_s: float = 15.0
-
-    def refusal(self, headers: dict[str, tuple[str, ...]], tls: bool) -> tuple[int, str] | None:
-        """(status, reason) when the request must be refused before its body is read."""
-        host_values = headers.get("host", ())
-        if len(host_values) != 1:
-            return 421, "exactly one Host header is required"
-        host_value = host_values[0]
-        host, _port = _split_host(host_value)
-        loopback = _is_loopback(host)
-        if self.allowed_hosts is None:
-            if not loopback:
-                return 421, "this endpoint serves loopback Host names only"
-        elif not _allowed(host_value, self.allowed_hosts):
-            return 421, "the Host header is not one this endpoint serves"
-        require_tls = (not loopback) if self.require_tls is None else self.require_tls
-        if require_tls and not tls:
-            return 403, "cleartext HTTP is not accepted here; use https"
-        origins = headers.get("origin", ())
-        if origins:
-            origin = origins[0]
-            if len(origins) > 1 or origin == "null":
-                return 403, "the Origin header is not allowed"
-            if self.allowed_origins is None:
-                scheme, sep, rest = origin.partition("://")
-                if not sep or scheme not in ("http", "https") or not _is_loopback(_split_host(rest)[0]):
-                    return 403, "the Origin header is not allowed"
-            elif not _allowed(origin, self.allowed_origins):
-                return 403, "the Origin header is not allowed"
-        return None
-
-
 @dataclass(slots=True)
 class HttpReply:
     """One HTTP answer; ``body`` is bytes or an iterator of SSE bytes with ``close()``."""

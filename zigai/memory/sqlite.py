@@ -1,8 +1,10 @@
 """``SqliteStore``: the memory contract on one SQLite database file (stdlib ``sqlite3``).
 
 Invariants: one row per record (``records``: insertion sequence, id, tenant, kind, session,
-JSON document); every statement filters by tenant; ``replace`` inserts and deletes in one
-transaction; the connection runs with ``secure_delete`` on, so a deleted record's bytes are
+JSON document); every statement filters by tenant; ``put`` counts the tenant's records and
+inserts in one ``BEGIN IMMEDIATE`` transaction, so several stores (threads or processes) on one
+file cannot together pass ``max_records_per_tenant``; ``replace`` inserts and deletes in one
+transaction and rolls back unless every source was still there to delete; the connection runs with ``secure_delete`` on, so a deleted record's bytes are
 overwritten in the database file rather than left in free pages (honest deletion).  Search
 scores candidates in Python -- fine for the bounded per-tenant record counts this store
 targets; a vector database fits behind the same contract when it is not.
@@ -14,6 +16,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from zigai.memory.errors import MemoryRecordNotFound
 from zigai.memory.records import MemoryLimits
 from zigai.memory.store import StoreBase, StoredRow
 
@@ -47,6 +50,10 @@ class SqliteStore(StoreBase):
             (row.record_id, tenant_id, row.kind, row.session_id, row.document),
         )
 
+    def _insert_within(self, tenant_id: str, row: StoredRow, limit: int) -> None:
+        with self._transaction():
+            super()._insert_within(tenant_id, row, limit)
+
     def _load(self, tenant_id: str, record_id: str) -> StoredRow | None:
         found = self._db.execute(
             "SELECT record_id, kind, session_id, document FROM records WHERE tenant_id = ? AND record_id = ?",
@@ -76,8 +83,12 @@ class SqliteStore(StoreBase):
     def _swap(self, tenant_id: str, row: StoredRow, remove: Sequence[str]) -> None:
         with self._transaction():
             self._insert(tenant_id, row)
-            for record_id in remove:
-                self._db.execute("DELETE FROM records WHERE tenant_id = ? AND record_id = ?", (tenant_id, record_id))
+            for record_id in dict.fromkeys(remove):
+                deleted = self._db.execute("DELETE FROM records WHERE tenant_id = ? AND record_id = ?",
+                                           (tenant_id, record_id)).rowcount
+                if not deleted:  # another store on this file removed it since the check
+                    raise MemoryRecordNotFound(f"compaction source {record_id!r} does not exist for this tenant",
+                                               record_id=record_id)
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)

@@ -125,6 +125,16 @@ class StoreBase:
         """Insert ``row`` and remove ``remove`` atomically."""
         raise NotImplementedError
 
+    def _insert_within(self, tenant_id: str, row: StoredRow, limit: int) -> None:
+        """Insert ``row`` unless the tenant already holds ``limit`` records.
+
+        A store whose storage other processes share overrides this to count and insert in one
+        write transaction, so concurrent writers cannot both pass the check."""
+        if self._size(tenant_id) + 1 > limit:
+            raise MemoryCapacityExceeded(f"the tenant already holds max_records_per_tenant={limit}",
+                                         limit=limit)
+        self._insert(tenant_id, row)
+
     def _shutdown(self) -> None:
         """Release storage resources (subclasses)."""
 
@@ -157,11 +167,7 @@ class StoreBase:
         row = self._row(record)
         with self._lock:
             self._check()
-            limit = self._limits.max_records_per_tenant
-            if self._size(tenant_id) + 1 > limit:
-                raise MemoryCapacityExceeded(f"the tenant already holds max_records_per_tenant={limit}",
-                                             limit=limit)
-            self._insert(tenant_id, row)
+            self._insert_within(tenant_id, row, self._limits.max_records_per_tenant)
         return row.record_id
 
     def get(self, tenant_id: str, record_id: str) -> MemoryRecord:

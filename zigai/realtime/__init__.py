@@ -35,6 +35,7 @@ from zigai.realtime.connection import (
     RealtimeConnection,
     RealtimeConnectionError,
     RealtimeConnectionLost,
+    RealtimeSendTimedOut,
 )
 from zigai.realtime.events import (
     ConfigureSession,
@@ -70,6 +71,6 @@ __all__ = [
     "GeminiLiveCodec",
     "RealtimeConnection", "RealtimeObserver", "RealtimeEventInfo",
     "RealtimeCodecError", "RealtimeFrameTooLarge", "UnknownRealtimeFrame",
-    "RealtimeConnectionError", "RealtimeConnectionLost",
+    "RealtimeConnectionError", "RealtimeConnectionLost", "RealtimeSendTimedOut",
     "RealtimeSessionError", "RealtimeSessionClosed",
 ]

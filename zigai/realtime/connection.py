@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from zigai.errors import RealtimeError
 
-__all__ = ["RealtimeConnection", "RealtimeConnectionError", "RealtimeConnectionLost"]
+__all__ = ["RealtimeConnection", "RealtimeConnectionError", "RealtimeConnectionLost", "RealtimeSendTimedOut"]
 
 
 class RealtimeConnectionError(RealtimeError):
@@ -31,10 +31,18 @@ class RealtimeConnectionLost(RealtimeConnectionError):
         self.code = code
 
 
+class RealtimeSendTimedOut(RealtimeConnectionLost):
+    """A send did not finish by its deadline (the peer stopped reading); the connection was
+    aborted, so a partly written frame can never be mistaken for a whole one."""
+
+
 @runtime_checkable
 class RealtimeConnection(Protocol):
-    def send(self, frame: str) -> None:
-        """Send one text frame; raises RealtimeConnectionLost when the connection is gone."""
+    def send(self, frame: str, timeout: float | None = None) -> None:
+        """Send one text frame within ``timeout`` seconds (None: no bound).
+
+        Raises :class:`RealtimeSendTimedOut` when the frame is not written in time (the
+        connection is then aborted) and RealtimeConnectionLost when the connection is gone."""
         ...
 
     def receive(self, timeout: float | None) -> str | bytes:

@@ -22,6 +22,10 @@ The session sits between a :class:`~zigai.realtime.RealtimeConnection` (frames) 
   connection, sends its configuration again (with the last resumption handle when the codec
   can resume) and reports :class:`Reconnected` — whether server state survived and whether
   a response in flight was lost.  Nothing the user said is sent again by guess.
+* **Sends are bounded**: every frame is sent within the deadline of the turn being run
+  (:meth:`ask` and :meth:`run_turn`, including the tool results sent during the turn), or
+  within ``receive_timeout_s`` outside a turn; a peer that stops reading raises
+  :class:`~zigai.realtime.RealtimeSendTimedOut` instead of blocking the caller.
 * **Observer**: every command and event is described to the optional observer as metadata
   only (:mod:`zigai.realtime.observer`).
 """
@@ -173,6 +177,7 @@ class RealtimeSession:
         self._turn_ended = False            # the last terminal owed no tool results
         self._turn_start = 0                # history index where the next run_turn begins
         self._control = RunControl()        # the control of the turn being run
+        self._send_deadline: float | None = None  # the deadline every send must meet, when set
 
     @property
     def history(self) -> tuple[Message, ...]:
@@ -250,8 +255,11 @@ class RealtimeSession:
             raise RealtimeSessionClosed("the realtime session is closed")
         if self._connection is None:
             raise RealtimeSessionError("start the realtime session first")
+        deadline = self._send_deadline
+        if deadline is None:
+            deadline = time.monotonic() + self.receive_timeout_s
         for frame in self.codec.encode(command):
-            self._connection.send(frame)
+            self._connection.send(frame, max(0.0, deadline - time.monotonic()))
         self._observe(describe(command, "sent", self.codec.provider))
 
     # -- output ------------------------------------------------------------------------------
@@ -279,10 +287,21 @@ class RealtimeSession:
         next turn starts clean, and raises :class:`zigai.control.Cancelled`."""
         if self.state != "open":
             raise RealtimeSessionClosed(f"the realtime session is {self.state}, not open")
-        deadline = time.monotonic() + (self.receive_timeout_s if timeout is None else timeout)
         self._control = control or RunControl()
-        if self._control.deadline is not None:
-            deadline = min(deadline, self._control.deadline)
+        deadline = self._turn_deadline(timeout, self._control)
+        self._send_deadline = deadline
+        try:
+            return self._run_turn(deadline)
+        finally:
+            self._send_deadline = None
+
+    def _turn_deadline(self, timeout: float | None, control: RunControl | None) -> float:
+        deadline = time.monotonic() + (self.receive_timeout_s if timeout is None else timeout)
+        if control is not None and control.deadline is not None:
+            deadline = min(deadline, control.deadline)
+        return deadline
+
+    def _run_turn(self, deadline: float) -> RealtimeTurn:
         start = self._turn_start
         text: list[str] = []
         transcript: list[str] = []
@@ -326,9 +345,14 @@ class RealtimeSession:
                             tuple(calls), usage, tuple(self._history[start:]), tuple(reconnects))
 
     def ask(self, text: str, timeout: float | None = None, *, control: RunControl | None = None) -> RealtimeTurn:
-        """:meth:`send_text` then :meth:`run_turn`."""
-        self.send_text(text)
-        return self.run_turn(timeout, control=control)
+        """:meth:`send_text` then :meth:`run_turn`, both within one deadline."""
+        deadline = self._turn_deadline(timeout, control)
+        self._send_deadline = deadline
+        try:
+            self.send_text(text)
+        finally:
+            self._send_deadline = None
+        return self.run_turn(max(0.0, deadline - time.monotonic()), control=control)
 
     drain_timeout_s = 2.0
     _POLL_S = 0.05  # how often a waiting turn looks at its cancellation token
@@ -336,11 +360,12 @@ class RealtimeSession:
     def _drain_cancelled(self) -> None:
         if self._response is None:
             return
+        deadline = time.monotonic() + self.drain_timeout_s
+        self._send_deadline = deadline
         try:
             self._command(ev.CancelResponse())
         except ev.RealtimeCodecError:  # Gemini has no cancel frame: just drain what arrives
             pass
-        deadline = time.monotonic() + self.drain_timeout_s
         while self._response is not None and time.monotonic() < deadline:
             try:
                 self._next(deadline)

@@ -8,15 +8,25 @@ error (1011), a restart (1012), "try again later" (1013) and "going away" (1001)
 ``reconnectable``; a normal close (1000), a policy or protocol refusal (1002, 1003, 1007,
 1008, 1009) and anything else are not — reconnecting would only repeat them.  The URL must
 be ``wss://``, or ``ws://`` to a loopback address.
+
+Sends are bounded: ``send(frame, timeout)`` arms a timer that aborts the socket when the
+frame is not written in time (a peer that stopped reading fills the socket buffers and
+would block ``sendall`` forever) and raises :class:`RealtimeSendTimedOut`.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import socket
+import threading
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from zigai.realtime.connection import RealtimeConnectionError, RealtimeConnectionLost
+from zigai.realtime.connection import (
+    RealtimeConnectionError,
+    RealtimeConnectionLost,
+    RealtimeSendTimedOut,
+)
 from zigai.realtime.events import RealtimeFrameTooLarge
 
 __all__ = ["WebSocketConnection", "RECONNECTABLE_CLOSE_CODES", "openai_realtime_url",
@@ -56,7 +66,8 @@ class WebSocketConnection:
     """One WebSocket connection; headers carry the credential and never appear in errors."""
 
     def __init__(self, url: str, *, headers: Mapping[str, str] | None = None,
-                 open_timeout_s: float = 10.0, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
+                 open_timeout_s: float = 10.0, max_frame_bytes: int = 16 * 1024 * 1024,
+                 close_timeout_s: float = 10.0) -> None:
         _check_url(url)
         client = _import()
         from websockets.exceptions import InvalidHandshake, WebSocketException
@@ -66,7 +77,7 @@ class WebSocketConnection:
         try:
             self._socket = client.connect(  # type: ignore[attr-defined]
                 url, additional_headers=dict(headers or {}), open_timeout=open_timeout_s,
-                max_size=max_frame_bytes, compression=None, legacy=True,
+                max_size=max_frame_bytes, compression=None, legacy=True, close_timeout=close_timeout_s,
             )
         except InvalidHandshake as exc:
             raise RealtimeConnectionError(f"the realtime WebSocket upgrade to {_safe(url)} failed: "
@@ -75,13 +86,37 @@ class WebSocketConnection:
             raise RealtimeConnectionLost(f"cannot connect to {_safe(url)}: {type(exc).__name__}",
                                          reconnectable=True) from None
 
-    def send(self, frame: str) -> None:
+    def send(self, frame: str, timeout: float | None = None) -> None:
         from websockets.exceptions import ConnectionClosed
 
+        if timeout is not None and timeout <= 0:
+            raise RealtimeSendTimedOut("the send deadline had passed before the frame was sent")
+        aborted = threading.Event()
+        timer = None
+        if timeout is not None:
+            timer = threading.Timer(timeout, self._abort, args=(aborted,))
+            timer.daemon = True
+            timer.start()
         try:
             self._socket.send(frame)
-        except ConnectionClosed as exc:
+        except (ConnectionClosed, OSError) as exc:
+            if aborted.is_set():
+                raise RealtimeSendTimedOut(f"a {len(frame)}-character frame was not sent within {timeout} s "
+                                           "(the peer stopped reading); the connection is aborted",
+                                           reconnectable=True) from None
+            if not isinstance(exc, ConnectionClosed):  # pragma: no cover - websockets wraps socket errors
+                raise
             raise _lost(exc) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+    def _abort(self, aborted: threading.Event) -> None:
+        aborted.set()
+        try:
+            self._socket.socket.shutdown(socket.SHUT_RDWR)  # wakes a blocked sendall
+        except OSError:  # already closed
+            pass
 
     def receive(self, timeout: float | None) -> str | bytes:
         from websockets.exceptions import ConnectionClosed

@@ -19,7 +19,17 @@ produces the run (it polls the flag);
 * with ``page=True`` (AG-UI only): ``GET {path}`` is the built-in chat page and
   ``GET {path}static/page.js`` / ``static/page.css`` its files (:mod:`zigai.ui.page`).
 
-Requests cross the trust boundary of :mod:`zigai.ui.trust` first; a refused request gets
+Every request first passes the deployment gate (:class:`~zigai.http_gate.DeploymentPolicy`,
+the MCP server's policy), decided from headers alone before any body is read: a ``Host`` that is
+not served -> ``421 HostNotAllowed`` (by default only loopback names: a DNS-rebinding page's
+``Host`` names its own site); cleartext where TLS is required -> ``403 TlsRequired``; a browser
+``Origin`` not allowed -> ``403 OriginNotAllowed`` (by default only loopback pages).  Every
+``POST`` must then say ``Content-Type: application/json`` (``415 UnsupportedMediaType``), which a
+cross-site page cannot send without a CORS preflight.  ``OPTIONS`` (the preflight) is answered
+``204`` for a route, with CORS headers echoing an allowed ``Origin``; every answer to an allowed
+``Origin`` carries ``Access-Control-Allow-Origin`` so the page can read it.
+
+Requests then cross the trust boundary of :mod:`zigai.ui.trust`; a refused request gets
 ``400``/``413`` with ``{"error": {"code", "message"}}`` before any run starts.  At most
 ``max_active_runs`` runs execute at once (``503`` beyond).  The server keeps canonical
 history per thread (:class:`HistoryStore`): once a thread has history, only the client's
@@ -41,6 +51,7 @@ from urllib.parse import parse_qs
 from zigai.control import CancellationToken
 from zigai.errors import UiError
 from zigai.hooks import Correlation
+from zigai.http_gate import DeploymentPolicy
 from zigai.messages import Message
 from zigai.ui.agui import AguiEncoder, AguiRunInput, parse_run_input
 from zigai.ui.bridge import CustomEvents, UiBridge, resume_run, start_run
@@ -140,6 +151,7 @@ class UiApp:
         run_options: Callable[[RunRequest], Mapping[str, Any]] | None = None,
         page: bool = False, state_limits: ClientStateLimits | None = None,
         file_limits: FileLimits | None = None, store: Any = None,
+        policy: DeploymentPolicy | None = None,
     ) -> None:
         if protocol not in ("agui", "vercel"):
             raise ValueError("protocol must be 'agui' or 'vercel'")
@@ -166,6 +178,7 @@ class UiApp:
         self.page = page
         self.state_limits = state_limits if state_limits is not None else ClientStateLimits()
         self.file_limits = file_limits if file_limits is not None else FileLimits()
+        self.policy = policy if policy is not None else DeploymentPolicy()
         self._slots = threading.BoundedSemaphore(max_active_runs)
         self._lock = threading.Lock()
         self._runs: OrderedDict[str, _Run] = OrderedDict()
@@ -174,12 +187,50 @@ class UiApp:
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         try:
+            cors = self._admit(environ)
+            if cors:
+                start_response = _adding(start_response, cors)
+            if environ.get("REQUEST_METHOD") == "OPTIONS":
+                return self._preflight(environ, start_response, bool(cors))
             return self._route(environ, start_response)
         except _HttpError as exc:
             body = _dumps({"error": {"code": exc.code, "message": str(exc)}}).encode()
             start_response(exc.status, [("Content-Type", "application/json"),
                                         ("Content-Length", str(len(body)))])
             return [body]
+
+    def _admit(self, environ: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Apply the deployment gate; the CORS headers an allowed browser Origin gets."""
+        headers = {name: (str(environ[key]).strip(" \t"),)
+                   for key, name in (("HTTP_HOST", "host"), ("HTTP_ORIGIN", "origin")) if key in environ}
+        tls = environ.get("wsgi.url_scheme") == "https" or str(environ.get("HTTPS", "")).lower() in ("on", "1")
+        refused = self.policy.check(headers, tls)
+        if refused is not None:
+            phrase = {421: "421 Misdirected Request", 403: "403 Forbidden"}[refused.status]
+            raise _HttpError(phrase, refused.code, refused.reason)
+        if "origin" not in headers:
+            return []
+        return [("Access-Control-Allow-Origin", headers["origin"][0]), ("Vary", "Origin"),
+                ("Access-Control-Expose-Headers", _EXPOSED)]
+
+    def _allow(self, path: str) -> str:
+        if path in (self.path, self.path.rstrip("/")):
+            return "POST, OPTIONS"
+        matched = _RUN_ROUTE.match(path[len(self.path):]) if path.startswith(self.path) else None
+        if matched is None:
+            raise _HttpError("404 Not Found", "NotFound", f"no route for {path}")
+        return "POST, OPTIONS" if matched.group(2) == "cancel" else "GET, OPTIONS"
+
+    def _preflight(self, environ: Mapping[str, Any], start_response: Callable[..., Any],
+                   cors: bool) -> Iterable[bytes]:
+        allow = self._allow(environ.get("PATH_INFO", "") or "/")
+        headers = [("Allow", allow), ("Content-Length", "0")]
+        if cors:
+            headers += [("Access-Control-Allow-Methods", allow),
+                        ("Access-Control-Allow-Headers", "Content-Type, Accept, Last-Event-ID"),
+                        ("Access-Control-Max-Age", "600")]
+        start_response("204 No Content", headers)
+        return [b""]
 
     def _route(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         method = environ.get("REQUEST_METHOD", "GET")
@@ -188,6 +239,11 @@ class UiApp:
             asset = page_asset(path[len(self.path):], self.path)
             if asset is not None:
                 return _page_response(asset, method, start_response)
+        if method == "POST":
+            content_type = str(environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
+            if content_type != "application/json":
+                raise _HttpError("415 Unsupported Media Type", "UnsupportedMediaType",
+                                 "send the request with Content-Type: application/json")
         if path in (self.path, self.path.rstrip("/")):
             if method != "POST":
                 raise _HttpError("405 Method Not Allowed", "MethodNotAllowed", "POST a run request")
@@ -422,6 +478,13 @@ def _page_response(asset: tuple[bytes, str], method: str,
     start_response("200 OK", [("Content-Type", content_type), ("Content-Length", str(len(body))),
                               *SECURITY_HEADERS])
     return [b""] if method == "HEAD" else [body]
+_EXPOSED = ", ".join(("X-Zigai-Run-Id", STREAM_HEADER[0]))
+
+
+def _adding(start_response: Callable[..., Any], extra: list[tuple[str, str]]) -> Callable[..., Any]:
+    def wrapped(status: str, headers: list[tuple[str, str]], *exc_info: Any) -> Any:
+        return start_response(status, [*headers, *extra], *exc_info)
+    return wrapped
 
 
 def _after(environ: Mapping[str, Any]) -> int:
