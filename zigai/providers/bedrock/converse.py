@@ -1,8 +1,10 @@
 """Amazon Bedrock Converse: the regional ``Provider`` and the Converse ``Client``.
 
 ``runtime_api_base(region)`` builds ``https://bedrock-runtime.{region}.amazonaws.com`` after
-validating the region label.  ``Provider(api_key, region)`` authenticates with a Bedrock API
-key as a bearer token (``base_url`` replaces the regional root, e.g. a VPC endpoint).
+validating the region label.  ``Provider(region=...)`` signs every request with AWS Signature
+Version 4 from the SDK credential chain (:mod:`.credentials`, :mod:`.aws_auth`);
+``Provider(api_key, region)`` authenticates with a Bedrock API key as a bearer token instead
+(``base_url`` replaces the regional root, e.g. a VPC endpoint).
 ``Client`` implements :class:`~zigai.model.Model` over ``POST model/{id}/converse`` (the id
 percent-encoded, see :func:`~._encode.model_path`) and ``model/{id}/converse-stream``, whose
 body is binary AWS EventStream (:mod:`zigai.providers.eventstream`) read from the transport's
@@ -19,7 +21,7 @@ families (and ARNs that name none) fail closed unless the application supplies a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -42,13 +44,16 @@ from zigai.providers.bedrock._encode import (
     model_path,
 )
 from zigai.providers.bedrock._errors import BedrockDecodeError, EventStreamNeedsChunks
+from zigai.providers.bedrock.aws_auth import SigV4Signer, resolve_region
+from zigai.providers.bedrock.credentials import AwsCredentialChain, AwsCredentials
 from zigai.providers.bedrock.mantle import AUTH, InvalidBedrockRegion, check_region
 from zigai.providers.bedrock.profiles import converse_profile
 from zigai.providers.eventstream import DEFAULT_MAX_MESSAGE_BYTES, EventStreamMessage, iter_messages
+from zigai.providers.http import AuthStyle, InvalidProviderConfiguration
 from zigai.providers.sse import SseEvent
-from zigai.security import UrlPolicy
+from zigai.security import Redactor, UrlPolicy
 from zigai.settings import ModelSettings
-from zigai.transport.base import Transport
+from zigai.transport.base import Transport, TransportRequest
 
 __all__ = ["Client", "ConverseStreamedResponse", "Provider", "runtime_api_base"]
 
@@ -61,9 +66,18 @@ def runtime_api_base(region: str) -> str:
 
 
 class Provider(NativeProvider):
-    """Bedrock runtime provider state: bearer API key, regional root, headers, policy."""
+    """Bedrock runtime provider state: credentials (SigV4 or a bearer API key), regional root,
+    headers, policy.
 
-    __slots__ = ("region",)
+    With ``api_key`` every request carries it as a bearer token and exactly one of ``region``
+    and ``base_url`` is required.  Without it every request is signed with AWS Signature
+    Version 4 using ``credentials`` (an :class:`~.credentials.AwsCredentials` or a configured
+    :class:`~.credentials.AwsCredentialChain`; default: the SDK chain over ``env``, which
+    defaults to ``os.environ``); the region defaults as :func:`~.aws_auth.resolve_region`
+    describes and also names the signing scope when ``base_url`` replaces the root.
+    """
+
+    __slots__ = ("region", "signer", "_base_secrets")
 
     provider_name = PROVIDER_NAME
     api_base = None
@@ -72,23 +86,47 @@ class Provider(NativeProvider):
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | None = None,
         region: str | None = None,
         transport: Transport | None = None,
         *,
+        credentials: AwsCredentials | AwsCredentialChain | None = None,
+        env: Mapping[str, str] | None = None,
         base_url: str | None = None,
         headers: Iterable[tuple[str, str]] = (),
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
     ) -> None:
-        if (region is None) == (base_url is None):
-            raise InvalidBedrockRegion("pass exactly one of region and base_url")
-        root = runtime_api_base(region) if region is not None else base_url
+        signer: SigV4Signer | None = None
+        if api_key is not None:
+            if credentials is not None:
+                raise InvalidProviderConfiguration(
+                    "pass api_key (bearer) or credentials (SigV4), not both")
+            if (region is None) == (base_url is None):
+                raise InvalidBedrockRegion("pass exactly one of region and base_url")
+        else:
+            chain = (credentials if isinstance(credentials, AwsCredentialChain)
+                     else AwsCredentialChain(credentials, env=env))
+            region = resolve_region(region=region, env=env, chain=chain)
+            signer = SigV4Signer(chain, region)
+        root = base_url if base_url is not None else runtime_api_base(str(region))
         super().__init__(api_key, transport, base_url=root, headers=headers,
                          url_policy=url_policy, profile_lookup=profile_lookup,
-                         request_timeout_ms=request_timeout_ms)
+                         request_timeout_ms=request_timeout_ms,
+                         auth=None if signer is None else AuthStyle.none())
         self.region = region
+        self.signer = signer
+        self._base_secrets = self._redactor.secrets
+
+    def _authenticate(self, request: TransportRequest) -> TransportRequest:
+        if self.signer is None:
+            return request
+        signed, credentials = self.signer.sign(request)
+        secrets = (*self._base_secrets, *credentials.secrets())
+        if self._redactor.secrets != secrets:
+            self._redactor = Redactor(secrets=secrets)
+        return signed
 
 
 def _raise_for_message(message: EventStreamMessage, provider_name: str) -> None:
