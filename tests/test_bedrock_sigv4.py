@@ -87,6 +87,8 @@ CASES = [
                  id="percent-encoded-unicode-path"),
     pytest.param("GET", f"{CONTROL}/a/./b/../c//d/", (), None, None, None, id="dot-segments"),
     pytest.param("PUT", f"{CONTROL}", (), b"x", None, None, id="empty-path"),
+    pytest.param("GET", f"{CONTROL}/../../a/..", (), None, None, None, id="dot-dot-above-root"),
+    pytest.param("GET", "http://[::1]:8080/model/m/converse", (), None, TOKEN, None, id="ipv6-host"),
     pytest.param("POST", "https://bedrock-runtime.us-east-1.amazonaws.com:8443/model/m/converse",
                  (("User-Agent", "zigai"), ("X-Custom", "  a   b  "), ("Content-Type", "application/json")),
                  b"\x00\xff binary", TOKEN, None, id="port-unsigned-header-whitespace"),

@@ -40,7 +40,7 @@ from zigai.security import UrlPolicy, UrlPolicyViolation
 
 __all__ = [
     "CONTAINER_HOST", "MAX_METADATA_BYTES", "METADATA_HOSTS", "MetadataCredentialsError",
-    "container_credentials", "instance_credentials", "metadata_policy",
+    "container_credentials", "container_url", "instance_credentials", "metadata_policy",
 ]
 
 CONTAINER_HOST = "169.254.170.2"
@@ -117,15 +117,18 @@ def _credentials(body: bytes, source: str, host: str) -> AwsCredentials:
                           None if expiry is None else parse_expiry(expiry, source), source)
 
 
+def container_url(env: Mapping[str, str]) -> str | None:
+    """The container credentials URL the variables name (the relative one wins), or None."""
+    relative = env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+    if relative:
+        return f"http://{CONTAINER_HOST}{relative if relative.startswith('/') else '/' + relative}"
+    return env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI") or None
+
+
 def container_credentials(env: Mapping[str, str], timeout_s: float) -> AwsCredentials | None:
     """Credentials from the container endpoint, or None when no variable names one."""
-    relative = env.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-    full = env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI")
-    if relative:
-        url = f"http://{CONTAINER_HOST}{relative if relative.startswith('/') else '/' + relative}"
-    elif full:
-        url = full
-    else:
+    url = container_url(env)
+    if url is None:
         return None
     source = "container credentials"
     token_file = env.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE")
