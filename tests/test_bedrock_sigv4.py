@@ -300,3 +300,56 @@ def test_credentials_are_fetched_again_before_they_expire(tmp_path: Path) -> Non
         second = chain.get()
     assert (first.access_key_id, second.access_key_id) == (f"{KEY_ID}0", f"{KEY_ID}1")
     assert second.expiry is not None and second.source == "container credentials"
+
+
+SUMMARIES = {"modelSummaries": [
+    {"modelArn": "arn:aws:bedrock:us-east-1::foundation-model/anthropic.claude-sonnet-4-6",
+     "modelId": "anthropic.claude-sonnet-4-6", "modelName": "Claude Sonnet 4.6",
+     "providerName": "Anthropic"},
+    {"modelId": "amazon.nova-pro-v1:0", "providerName": "Amazon"},
+]}
+
+
+def test_model_listing_is_signed_on_the_control_plane(tmp_path: Path) -> None:
+    verifier = Verifier("", KEY_ID, SECRET, TOKEN, lambda received: Reply.of_json(SUMMARIES))
+    local = UrlPolicy.local_development()
+    with LoopbackServer(verifier) as server, HttpTransport(url_policy=local, default_timeout_s=10) as transport:
+        verifier.base_url = server.url
+        env = {**_files(tmp_path), "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,
+               "AWS_SESSION_TOKEN": TOKEN, "AWS_REGION": "us-east-1"}
+        provider = B.Provider(base_url=server.url + "/runtime", discovery_base_url=server.url,
+                              env=env, transport=transport, url_policy=local)
+        with provider.list_models(by_provider="Anthropic", by_output_modality="TEXT") as models:
+            listed = [(m.id, m.display_name) for m in models]
+        assert B.Provider(base_url=server.url, env=env, url_policy=local).signer is not None
+    assert listed == [("anthropic.claude-sonnet-4-6", "Claude Sonnet 4.6"), ("amazon.nova-pro-v1:0", None)]
+    assert server.requests[0].target == "/foundation-models?byProvider=Anthropic&byOutputModality=TEXT"
+    assert verifier.verified == 1 and verifier.failures == []
+
+
+def test_model_listing_roots_and_shapes() -> None:
+    from support.mock_transport import MockResponse, MockTransport
+
+    from zigai.provider import UnsupportedProviderOperation
+    from zigai.provider.discovery import InvalidModelListing
+
+    bodies = [SUMMARIES, {"models": []}, {"modelSummaries": ["x"]}]
+    transport = MockTransport(lambda request: MockResponse.of_json(bodies.pop(0)))
+    keyed = B.Provider("bedrock-key", "eu-west-1", transport)
+    with keyed.list_models() as models:
+        assert len(list(models)) == 2
+    sent = transport.requests[0]
+    assert sent.url == "https://bedrock.eu-west-1.amazonaws.com/foundation-models"
+    assert dict(sent.headers)["Authorization"] == "Bearer bedrock-key"
+    for _ in range(2):
+        with pytest.raises(InvalidModelListing):
+            keyed.list_models()
+    with pytest.raises(UnsupportedProviderOperation, match="discovery_base_url"):
+        B.Provider("k", base_url="https://vpce.example.com").list_models()
+    signed = B.Provider(region="us-west-2", credentials=AwsCredentials(KEY_ID, SECRET), transport=MockTransport(
+        lambda request: MockResponse.of_json(SUMMARIES)))
+    with signed.list_models() as models:
+        assert len(list(models)) == 2
+    request = signed.transport.requests[0]  # type: ignore[attr-defined]
+    assert request.url == "https://bedrock.us-west-2.amazonaws.com/foundation-models"
+    assert "/us-west-2/bedrock/aws4_request" in dict(request.headers)["Authorization"]

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import ModelProfile, ModelRequest, ModelStreamEvent, StreamedResponse
 from zigai.provider import (
@@ -34,6 +35,8 @@ from zigai.provider import (
     ProviderServerError,
     RateLimited,
 )
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import list_models_with
 from zigai.providers._native import NativeClient, NativeProvider
 from zigai.providers._wire import DecodedLineStream, open_stream
 from zigai.providers.bedrock._decode import StreamDecoder, decode_response
@@ -46,6 +49,7 @@ from zigai.providers.bedrock._encode import (
 from zigai.providers.bedrock._errors import BedrockDecodeError, EventStreamNeedsChunks
 from zigai.providers.bedrock.aws_auth import SigV4Signer, resolve_region
 from zigai.providers.bedrock.credentials import AwsCredentialChain, AwsCredentials
+from zigai.providers.bedrock.discovery import FoundationModelListing, control_api_base
 from zigai.providers.bedrock.mantle import AUTH, InvalidBedrockRegion, check_region
 from zigai.providers.bedrock.profiles import converse_profile
 from zigai.providers.eventstream import DEFAULT_MAX_MESSAGE_BYTES, EventStreamMessage, iter_messages
@@ -77,7 +81,7 @@ class Provider(NativeProvider):
     describes and also names the signing scope when ``base_url`` replaces the root.
     """
 
-    __slots__ = ("region", "signer", "_base_secrets")
+    __slots__ = ("region", "signer", "_base_secrets", "_control", "discovery_limits")
 
     provider_name = PROVIDER_NAME
     api_base = None
@@ -97,6 +101,8 @@ class Provider(NativeProvider):
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        discovery_base_url: str | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
         signer: SigV4Signer | None = None
         if api_key is not None:
@@ -118,6 +124,38 @@ class Provider(NativeProvider):
         self.region = region
         self.signer = signer
         self._base_secrets = self._redactor.secrets
+        self.discovery_limits = discovery_limits
+        control = discovery_base_url
+        if control is None and base_url is None:
+            control = control_api_base(str(region))
+        self._control: Provider | None = None
+        if control is not None:
+            self._control = Provider(
+                api_key, None if signer is None else region, self.transport, base_url=control, headers=headers,
+                url_policy=url_policy, request_timeout_ms=request_timeout_ms,
+                credentials=None if signer is None else signer.chain, env=env,
+            )
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+        by_provider: str | None = None,
+        by_output_modality: str | None = None,
+    ) -> OwnedProviderModels:
+        """Bedrock's foundation models (``ListFoundationModels`` on the control plane),
+        authenticated like every runtime call; ``by_provider`` / ``by_output_modality`` filter
+        server side.  With ``base_url`` set, pass ``discovery_base_url`` too."""
+        if self._control is None:
+            raise self._unsupported(
+                "list_models", "base_url replaces the runtime root; pass discovery_base_url")
+        return list_models_with(
+            self._control, lambda bounds: FoundationModelListing(by_provider, by_output_modality),
+            limits=limits, default_limits=self.discovery_limits, control=control,
+            deadline=deadline,
+        )
 
     def _authenticate(self, request: TransportRequest) -> TransportRequest:
         if self.signer is None:
