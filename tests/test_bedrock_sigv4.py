@@ -333,7 +333,7 @@ def test_model_listing_roots_and_shapes() -> None:
     from zigai.provider import UnsupportedProviderOperation
     from zigai.provider.discovery import InvalidModelListing
 
-    bodies = [SUMMARIES, {"models": []}, {"modelSummaries": ["x"]}]
+    bodies = [SUMMARIES, {"models": []}, {"modelSummaries": [{"modelName": "no id"}]}]
     transport = MockTransport(lambda request: MockResponse.of_json(bodies.pop(0)))
     keyed = B.Provider("bedrock-key", "eu-west-1", transport)
     with keyed.list_models() as models:

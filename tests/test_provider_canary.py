@@ -197,18 +197,9 @@ def test_canary_secret_never_leaks_through_mock_transport(
     assert any(CANARY in value for r in transport.requests for _, value in r.headers)
 
 
-def test_canary_secret_never_leaks_through_real_http_transport(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.DEBUG)
-    sink = Sink()
-    local = UrlPolicy.local_development()
-    with _server() as root, HttpTransport(url_policy=local, default_timeout_s=10) as transport:
-        provider = Configured("openai", root, transport, credential=CANARY, url_policy=local,
-                              request_timeout_ms=10_000)
-        _exercise(provider, sink)
-    _assert_clean(sink, caplog)
-    assert any("urllib3" in record.name for record in caplog.records)  # DEBUG capture was live
+def _bearer(root: str, transport: Transport, policy: UrlPolicy | None = None) -> Configured:
+    return Configured("openai", root, transport, credential=CANARY, url_policy=policy,
+                      request_timeout_ms=10_000)
 
 
 def _bedrock(root: str, transport: Transport, policy: UrlPolicy | None = None) -> Configured:
@@ -223,15 +214,17 @@ def _bedrock(root: str, transport: Transport, policy: UrlPolicy | None = None) -
 SECRET_KEY_CANARY = "wJalr-canary-secret-key-4e8d1c"
 
 
-def test_bedrock_sigv4_secrets_never_leak_through_real_http_transport(
-    caplog: pytest.LogCaptureFixture,
+@pytest.mark.parametrize("build", [_bearer, _bedrock], ids=["bearer", "bedrock-sigv4"])
+def test_canary_secret_never_leaks_through_real_http_transport(
+    build: Any, caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     sink = Sink()
     local = UrlPolicy.local_development()
     with _server() as root, HttpTransport(url_policy=local, default_timeout_s=10) as transport:
-        _exercise(_bedrock(root, transport, local), sink)
+        _exercise(build(root, transport, local), sink)
     _assert_clean(sink, caplog)
+    assert any("urllib3" in record.name for record in caplog.records)  # DEBUG capture was live
     assert not any(SECRET_KEY_CANARY in item for item in sink.items)
     assert not any(SECRET_KEY_CANARY in record.getMessage() for record in caplog.records)
 

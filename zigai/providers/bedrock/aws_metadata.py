@@ -96,6 +96,21 @@ def _call(method: str, url: str, headers: tuple[tuple[str, str], ...],
     return response.status, response.body
 
 
+def _get(url: str, headers: tuple[tuple[str, str], ...], timeout_s: float, source: str,
+         host: str, *, missing_ok: bool = False) -> bytes | None:
+    """The body of a 200 answer (None for 404 when ``missing_ok``); anything else raises."""
+    try:
+        status, body = _call("GET", url, headers, timeout_s)
+    except TransportError as error:
+        raise MetadataCredentialsError(
+            f"{source} at {host} failed: {type(error).__name__}") from None
+    if status == 404 and missing_ok:
+        return None
+    if status != 200:
+        raise MetadataCredentialsError(f"{source} at {host} answered HTTP {status}")
+    return body
+
+
 def _credentials(body: bytes, source: str, host: str) -> AwsCredentials:
     try:
         value = json.loads(body.decode("utf-8"))
@@ -145,13 +160,8 @@ def container_credentials(env: Mapping[str, str], timeout_s: float) -> AwsCreden
     if token:
         headers += (("Authorization", token),)
     host = urlsplit(url).hostname or ""
-    try:
-        status, body = _call("GET", url, headers, timeout_s)
-    except TransportError as error:
-        raise MetadataCredentialsError(
-            f"{source} at {host} failed: {type(error).__name__}") from None
-    if status != 200:
-        raise MetadataCredentialsError(f"{source} at {host} answered HTTP {status}")
+    body = _get(url, headers, timeout_s, source, host)
+    assert body is not None
     return _credentials(body, source, host)
 
 
@@ -183,19 +193,10 @@ def instance_credentials(env: Mapping[str, str], timeout_s: float) -> AwsCredent
             "back to IMDSv1")
     headers = (("X-aws-ec2-metadata-token", token.decode("ascii", "replace").strip()),)
     base = f"{root}/latest/meta-data/iam/security-credentials/"
-    try:
-        status, body = _call("GET", base, headers, timeout_s)
-        if status == 404:
-            return None  # an instance without a role
-        if status != 200:
-            raise MetadataCredentialsError(f"{source} at {host} answered HTTP {status}")
-        role = body.decode("utf-8", "replace").strip().splitlines()
-        if not role or not role[0].strip():
-            return None
-        status, body = _call("GET", base + role[0].strip(), headers, timeout_s)
-    except TransportError as error:
-        raise MetadataCredentialsError(
-            f"{source} at {host} failed: {type(error).__name__}") from None
-    if status != 200:
-        raise MetadataCredentialsError(f"{source} at {host} answered HTTP {status}")
+    roles = _get(base, headers, timeout_s, source, host, missing_ok=True)
+    role = [] if roles is None else roles.decode("utf-8", "replace").strip().splitlines()
+    if not role or not role[0].strip():
+        return None  # an instance without a role
+    body = _get(base + role[0].strip(), headers, timeout_s, source, host)
+    assert body is not None
     return _credentials(body, source, host)

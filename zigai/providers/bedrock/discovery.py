@@ -49,8 +49,6 @@ class FoundationModelListing:
             raise ValueError("expected a JSON object with a 'modelSummaries' array")
         return ModelPage(value["modelSummaries"], None)
 
-    def entry(self, value: Any) -> tuple[str, str, str | None]:
-        if not isinstance(value, dict):
-            raise ValueError("each model summary must be a JSON object")
+    def entry(self, value: dict[str, Any]) -> tuple[str, str, str | None]:
         model_id = check_model_id(value.get("modelId"), "'modelId'")
         return model_id, model_id, opt_display_name(value, "modelName")
