@@ -35,6 +35,7 @@ from zigai.messages import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolOutcome,
 )
 from zigai.model import (
     ModelStreamEvent,
@@ -135,6 +136,16 @@ def _provider(details: dict[str, Any] | None = None) -> ProviderPart:
     return ProviderPart(PROVIDER, details=None if details is None else ProviderDetails(details))
 
 
+# code execution reports a failed run as a ``*_tool_result_error`` content object
+_ERROR_REPORTING_TOOLS = frozenset({"code_execution", "bash_code_execution",
+                                    "text_editor_code_execution"})
+
+
+def _failed(tool_name: str, content: Any) -> bool:
+    return (tool_name in _ERROR_REPORTING_TOOLS and isinstance(content, dict)
+            and str(content.get("type", "")).endswith("_error"))
+
+
 def decode_block(block: Any, path: str) -> ResponsePart | None:
     """One content block as a neutral part (None for block types with no neutral form)."""
     block = _read.obj(block, path)
@@ -155,20 +166,29 @@ def decode_block(block: Any, path: str) -> ResponsePart | None:
             args=_args_text(block.get("input"), f"{path}.input"),
             tool_call_id=_read.str_(block, "id", path),
         )
-    if kind == "server_tool_use":
+    if kind in ("server_tool_use", "mcp_tool_use"):
+        mcp = kind == "mcp_tool_use"
         return NativeToolCallPart(
             tool_name=_read.str_(block, "name", path),
             tool_call_id=_read.str_(block, "id", path),
             args=_args_text(block.get("input"), f"{path}.input"),
-            provider=_provider(),
+            provider=_provider({"type": kind, "server_name": _read.str_(block, "server_name", path)}
+                               if mcp else None),
         )
     if kind.endswith("_tool_result") and kind != "tool_result":
         tool_name = kind[: -len("_tool_result")]
+        details: dict[str, Any] = {"type": kind}
+        is_error = block.get("is_error")
+        if isinstance(is_error, bool):
+            details["is_error"] = is_error
+        content = block.get("content")
         return NativeToolReturnPart(
             tool_name=tool_name,
             tool_call_id=_read.str_(block, "tool_use_id", path),
-            content=block.get("content"),
-            provider=_provider({"type": kind}),
+            content=content,
+            provider=_provider(details),
+            outcome=ToolOutcome.error if is_error or _failed(tool_name, content)
+            else ToolOutcome.success,
         )
     return None
 
@@ -306,7 +326,7 @@ class StreamDecoder:
             raise _read.fail("$event.index", f"content block {wire_index} started twice")
         block = _read.field_obj(data, "content_block", "$event")
         kind = _read.str_(block, "type", "$event.content_block")
-        if kind in ("tool_use", "server_tool_use"):
+        if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
             # arguments arrive as input_json_delta; a non-empty start input is kept as the prefix
             initial = block.get("input")
             args = zjson.dumps(initial) if isinstance(initial, dict) and initial else ""

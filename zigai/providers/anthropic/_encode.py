@@ -58,14 +58,12 @@ from zigai.messages import (
 )
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest, UnsupportedModelFeature
+from zigai.providers.anthropic import _server_tools
 from zigai.providers.anthropic._errors import AnthropicEncodeError
 
 __all__ = ["PROVIDER_NAME", "RESERVED_KEYS", "encode_request", "encode_messages", "beta_features"]
 
 PROVIDER_NAME = "anthropic"
-WEB_SEARCH_TOOL = "web_search_20250305"
-WEB_FETCH_TOOL = "web_fetch_20250910"
-WEB_FETCH_BETA = "web-fetch-2025-09-10"
 FILES_BETA = "files-api-2025-04-14"
 
 #: Body keys the portable encoder owns; a ProviderExtraBody may not set them.
@@ -239,16 +237,25 @@ def _response_blocks(message: Any, path: str) -> list[dict[str, Any]]:
                            "input": {"capability_id": part.capability_id}})
         elif isinstance(part, NativeToolCallPart):
             if _is_ours(part.provider):
-                blocks.append({"type": "server_tool_use", "id": part.tool_call_id,
-                               "name": part.tool_name, "input": _args_object(part, where)})
+                details = part.provider.details
+                call: dict[str, Any] = {"type": "server_tool_use", "id": part.tool_call_id,
+                                        "name": part.tool_name}
+                if details is not None and details.get("type") == "mcp_tool_use":
+                    call["type"] = "mcp_tool_use"
+                    call["server_name"] = details.get("server_name")
+                call["input"] = _args_object(part, where)
+                blocks.append(call)
         elif isinstance(part, NativeToolReturnPart):
             if _is_ours(part.provider):
                 details = part.provider.details
                 block_type = details.get("type") if details is not None else None
                 if not isinstance(block_type, str):
                     block_type = f"{part.tool_name}_tool_result"
-                blocks.append({"type": block_type, "tool_use_id": part.tool_call_id,
-                               "content": thaw_json(part.content)})
+                result: dict[str, Any] = {"type": block_type, "tool_use_id": part.tool_call_id}
+                if details is not None and isinstance(details.get("is_error"), bool):
+                    result["is_error"] = details.get("is_error")
+                result["content"] = thaw_json(part.content)
+                blocks.append(result)
         # other response parts (files, speech, compaction ...) have no Messages API input form
     return blocks
 
@@ -290,27 +297,10 @@ def _tool_choice(request: ModelRequest, tool_names: list[str]) -> dict[str, Any]
     return choice
 
 
-def _managed_tool(kind: str, config: Any) -> dict[str, Any]:
-    if kind == "web_search":
-        tool = {"type": WEB_SEARCH_TOOL, "name": "web_search"}
-    elif kind == "web_fetch":
-        tool = {"type": WEB_FETCH_TOOL, "name": "web_fetch"}
-    else:
-        raise UnsupportedModelFeature(f"Anthropic has no {kind} server tool")
-    if config:
-        extra = dict(config)
-        clash = sorted({"type", "name"} & set(extra))
-        if clash:
-            raise AnthropicEncodeError(f"managed tool config may not set {', '.join(clash)}")
-        tool.update(extra)
-    return tool
-
-
 def beta_features(request: ModelRequest) -> tuple[str, ...]:
     """The ``anthropic-beta`` features the encoded request relies on."""
     features = []
-    if any(m.kind == "web_fetch" for m in request.managed_tools):
-        features.append(WEB_FETCH_BETA)
+    features.extend(_server_tools.betas(request.managed_tools))
     for message in request.messages:
         if not isinstance(message, RequestMessage):
             continue
@@ -355,9 +345,12 @@ def encode_request(
             entry["strict"] = True
         tools.append(entry)
     names = [t["name"] for t in tools]
-    tools.extend(_managed_tool(m.kind, m.config) for m in request.managed_tools)
+    tools.extend(_server_tools.server_tool(m) for m in request.managed_tools)
     if tools:
         body["tools"] = tools
+    servers = _server_tools.mcp_servers(request.managed_tools)
+    if servers:
+        body["mcp_servers"] = servers
     choice = _tool_choice(request, names)
     if choice is not None and tools:
         body["tool_choice"] = choice
@@ -390,7 +383,12 @@ def encode_request(
     if settings.service_tier is not None:
         body["service_tier"] = settings.service_tier
     if settings.extra_body is not None:
-        body.update(settings.extra_body.accept(PROVIDER_NAME, RESERVED_KEYS))
+        extra = settings.extra_body.accept(PROVIDER_NAME, RESERVED_KEYS)
+        if servers and "mcp_servers" in extra:
+            raise AnthropicEncodeError(
+                "mcp_servers comes from the mcp_server managed tools; do not also set it in "
+                "extra_body")
+        body.update(extra)
     if stream:
         body["stream"] = True
     return body
