@@ -173,6 +173,9 @@ def test_openai_image_results_must_be_base64(result: Any, words: str) -> None:
     pending = decode_response(_response({**IMAGE_ITEM, "result": None, "status": "generating",
                                          "output_format": "webp"}))
     assert not [p for p in pending.parts if isinstance(p, FilePart)]
+    bare = {k: v for k, v in IMAGE_ITEM.items() if k != "result"}
+    decoded = decode_response(_response(bare))
+    assert "result" not in decoded.parts[0].provider.details  # type: ignore[union-attr, operator]
 
 
 def test_openai_hosted_items_stream_to_the_buffered_parts() -> None:
@@ -237,6 +240,10 @@ def test_anthropic_code_execution_and_mcp_connector_shapes() -> None:
          "configs": {"ask_question": {"enabled": True}}},
         {"type": "web_fetch_20250910", "name": "web_fetch"}]
     assert betas == ("mcp-client-2025-11-20", "web-fetch-2025-09-10")
+    from zigai.providers.anthropic import _server_tools
+
+    assert _server_tools.betas([ManagedTool("web_search"), ManagedTool("code_execution"),
+                                ManagedTool("code_execution")]) == ["code-execution-2025-08-25"]
     body, _ = _anthropic_body(ManagedTool("mcp_server", {"name": "m", "url": "https://m.example"}))
     assert body["tools"] == [{"type": "mcp_toolset", "mcp_server_name": "m"}]
     assert body["mcp_servers"] == [{"type": "url", "url": "https://m.example", "name": "m"}]
