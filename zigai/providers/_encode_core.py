@@ -14,8 +14,10 @@ Job
       wire keys from a ``(wire key, field)`` table, stop sequences as a list.
     * :func:`function_tools` renders function tool definitions through a route's
       :class:`ToolShape` (key names, schema wrapping, optional strict flag, outer wrapper).
-    * Helpers every route needs: :func:`result_text`, :func:`data_url`, :func:`tagged`,
-      :func:`call_arguments`, :func:`is_own`.
+    * :func:`user_items` renders a user prompt's content items from a route's table keyed by
+      content kind.
+    * Helpers every route needs: :func:`result_text`, :func:`data_url`, :func:`media_url`,
+      :func:`tagged`, :func:`item_text`, :func:`call_arguments`, :func:`is_own`.
 
 Invariants: the walk preserves part order exactly, so each route's bytes on the wire are what
 its own walk produced before; nothing here knows a wire format beyond the tables it is given.
@@ -24,7 +26,7 @@ its own walk produced before; nothing here knows a wire format beyond the tables
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,7 +39,8 @@ from zigai.settings import ModelSettings
 
 __all__ = [
     "RequestSink", "ResponseSink", "ToolShape", "call_arguments", "copy_settings", "data_url",
-    "function_tools", "is_own", "result_text", "tagged", "walk",
+    "function_tools", "is_own", "item_text", "media_url", "result_text", "tagged",
+    "user_items", "walk",
 ]
 
 
@@ -172,6 +175,40 @@ def function_tools(tools: Iterable[Any], shape: ToolShape) -> list[dict[str, Any
             spec["strict"] = tool.strict
         rendered.append(spec if shape.wrap is None else shape.wrap(spec))
     return rendered
+
+
+def user_items(part: Any, table: Mapping[str, Callable[[Any], dict[str, Any] | None]], *,
+               label: str, error: type[Exception]) -> str | list[dict[str, Any]]:
+    """A user prompt's content: its text when it is a string, else each content item rendered
+    by the route's table entry for its kind (an entry returning None drops the item, a kind
+    with no entry raises ``error``)."""
+    if isinstance(part.content, str):
+        return part.content
+    items: list[dict[str, Any]] = []
+    for item in part.content:
+        render = table.get(item.kind)
+        if render is None:
+            raise error(f"{label} does not accept {item.kind} input")
+        rendered = render(item)
+        if rendered is not None:
+            items.append(rendered)
+    return items
+
+
+def item_text(item: Any) -> str:
+    """The text of a text item, or a tagged item as ``<tag>text</tag>``."""
+    return item.text if item.kind == "text" else tagged(item)
+
+
+def media_url(item: Any, error: type[Exception], refusal: str) -> str:
+    """Inline media as a ``data:`` URL, URL media as its URL; anything else raises
+    ``error(refusal)``."""
+    source = item.source
+    if source.kind == "bytes":
+        return data_url(source)
+    if source.kind == "url":
+        return str(source.url)
+    raise error(refusal)
 
 
 def result_text(content: Any) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -44,7 +45,8 @@ from zigai.providers._encode_core import (
     call_arguments,
     copy_settings,
     function_tools,
-    tagged,
+    item_text,
+    user_items,
     walk,
 )
 from zigai.providers.bedrock._errors import BedrockEncodeError, InvalidBedrockModelId
@@ -126,22 +128,20 @@ def _media(item: ImageContent | DocumentContent) -> dict[str, Any]:
     return {"document": {"format": document_format, "name": name, "source": located}}
 
 
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"text": item_text(item)},
+    "tagged-text": lambda item: {"text": item_text(item)},
+    "image": lambda item: _media(item),
+    "document": lambda item: _media(item),
+    "cache-point": lambda item: {"cachePoint": {"type": "default"}},
+}
+
+
 def _user_blocks(part: Any) -> list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return [{"text": part.content}] if part.content else []
-    blocks: list[dict[str, Any]] = []
-    for item in part.content:
-        if item.kind == "text":
-            blocks.append({"text": item.text})
-        elif item.kind == "tagged-text":
-            blocks.append({"text": tagged(item)})
-        elif item.kind in ("image", "document"):
-            blocks.append(_media(item))
-        elif item.kind == "cache-point":
-            blocks.append({"cachePoint": {"type": "default"}})
-        else:
-            raise BedrockEncodeError(f"Converse does not accept {item.kind} input")
-    return blocks
+    content = user_items(part, _USER_ITEMS, label="Converse", error=BedrockEncodeError)
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    return content
 
 
 def _tool_result(call_id: str, content: Any, *, error: bool) -> dict[str, Any]:

@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zigai import json as zjson
@@ -36,11 +37,12 @@ from zigai.model import ModelRequest
 from zigai.providers._encode_core import (
     ToolShape,
     copy_settings,
-    data_url,
     function_tools,
     is_own,
+    item_text,
+    media_url,
     result_text,
-    tagged,
+    user_items,
     walk,
 )
 from zigai.providers.cohere._errors import CohereEncodeError
@@ -63,41 +65,32 @@ _SETTINGS = (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("p",
 _TOOL_SHAPE = ToolShape("parameters", wrap=lambda spec: {"type": "function", "function": spec})
 
 
-def _user_content(part: Any) -> str | list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return part.content
-    items: list[dict[str, Any]] = []
-    for item in part.content:
-        if item.kind == "text":
-            items.append({"type": "text", "text": item.text})
-        elif item.kind == "tagged-text":
-            items.append({"type": "text", "text": tagged(item)})
-        elif item.kind == "image":
-            source = item.source
-            if source.kind == "bytes":
-                url = data_url(source)
-            elif source.kind == "url":
-                url = source.url
-            else:
-                raise CohereEncodeError("Cohere v2 Chat takes images as data or URLs, not "
-                                        "provider file ids")
-            image: dict[str, Any] = {"url": url}
-            if item.detail is not None:
-                image["detail"] = item.detail
-            items.append({"type": "image_url", "image_url": image})
-        elif item.kind == "document":
-            source = item.source
-            if not (source.kind == "bytes" and source.media_type.startswith("text/")):
-                raise CohereEncodeError("Cohere v2 Chat documents must be inline text")
-            document: dict[str, Any] = {"data": source.data.decode("utf-8", "replace")}
-            if item.title is not None:
-                document["id"] = item.title
-            items.append({"type": "document", "document": document})
-        elif item.kind == "cache-point":
-            continue  # Cohere caches prompt prefixes itself
-        else:
-            raise CohereEncodeError(f"Cohere v2 Chat does not accept {item.kind} input")
-    return items
+def _image(item: Any) -> dict[str, Any]:
+    url = media_url(item, CohereEncodeError,
+                    "Cohere v2 Chat takes images as data or URLs, not provider file ids")
+    image: dict[str, Any] = {"url": url}
+    if item.detail is not None:
+        image["detail"] = item.detail
+    return {"type": "image_url", "image_url": image}
+
+
+def _text_document(item: Any) -> dict[str, Any]:
+    source = item.source
+    if not (source.kind == "bytes" and source.media_type.startswith("text/")):
+        raise CohereEncodeError("Cohere v2 Chat documents must be inline text")
+    document: dict[str, Any] = {"data": source.data.decode("utf-8", "replace")}
+    if item.title is not None:
+        document["id"] = item.title
+    return {"type": "document", "document": document}
+
+
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"type": "text", "text": item_text(item)},
+    "tagged-text": lambda item: {"type": "text", "text": item_text(item)},
+    "image": _image,
+    "document": _text_document,
+    "cache-point": lambda item: None,  # Cohere caches prompt prefixes itself
+}
 
 
 def _document(text: str) -> dict[str, Any]:
@@ -114,7 +107,7 @@ class _Requests:
         self.out.append({"role": "system", "content": text})
 
     def user(self, part: Any) -> None:
-        content = _user_content(part)
+        content = user_items(part, _USER_ITEMS, label="Cohere v2 Chat", error=CohereEncodeError)
         if content != []:
             self.out.append({"role": "user", "content": content})
 

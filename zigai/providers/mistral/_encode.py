@@ -29,6 +29,7 @@ belong to the initial request, and a request carrying them is refused before I/O
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zigai.messages.json_value import thaw_json
@@ -36,10 +37,11 @@ from zigai.model import ModelRequest
 from zigai.providers._encode_core import (
     call_arguments,
     copy_settings,
-    data_url,
     is_own,
+    item_text,
+    media_url,
     result_text,
-    tagged,
+    user_items,
     walk,
 )
 from zigai.providers.mistral._errors import MistralEncodeError
@@ -64,36 +66,24 @@ def _entry(kind: str, **fields: Any) -> dict[str, Any]:
     return {"object": "entry", "type": kind, **fields}
 
 
-def _user_content(part: Any) -> str | list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return part.content
-    chunks: list[dict[str, Any]] = []
-    for item in part.content:
-        if item.kind == "text":
-            chunks.append({"type": "text", "text": item.text})
-        elif item.kind == "tagged-text":
-            chunks.append({"type": "text", "text": tagged(item)})
-        elif item.kind in ("image", "document"):
-            source = item.source
-            if source.kind == "bytes":
-                url = data_url(source)
-            elif source.kind == "url":
-                url = source.url
-            else:
-                raise MistralEncodeError(f"Mistral Conversations takes {item.kind} input as "
-                                         "data or a URL, not a provider file id")
-            if item.kind == "image":
-                chunks.append({"type": "image_url", "image_url": url})
-            else:
-                chunk: dict[str, Any] = {"type": "document_url", "document_url": url}
-                if item.title is not None:
-                    chunk["document_name"] = item.title
-                chunks.append(chunk)
-        elif item.kind == "cache-point":
-            continue
-        else:
-            raise MistralEncodeError(f"Mistral Conversations does not accept {item.kind} input")
-    return chunks
+def _media(item: Any) -> dict[str, Any]:
+    url = media_url(item, MistralEncodeError, f"Mistral Conversations takes {item.kind} input "
+                    "as data or a URL, not a provider file id")
+    if item.kind == "image":
+        return {"type": "image_url", "image_url": url}
+    chunk: dict[str, Any] = {"type": "document_url", "document_url": url}
+    if item.title is not None:
+        chunk["document_name"] = item.title
+    return chunk
+
+
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"type": "text", "text": item_text(item)},
+    "tagged-text": lambda item: {"type": "text", "text": item_text(item)},
+    "image": _media,
+    "document": _media,
+    "cache-point": lambda item: None,
+}
 
 
 class _Requests:
@@ -107,7 +97,8 @@ class _Requests:
         self.system_texts.append(text)
 
     def user(self, part: Any) -> None:
-        content = _user_content(part)
+        content = user_items(part, _USER_ITEMS, label="Mistral Conversations",
+                             error=MistralEncodeError)
         if content != []:
             self.user_text(content)
 
