@@ -10,6 +10,8 @@ Job
       calls.  Instructions are skipped (they travel in ``ModelRequest.instructions``), native
       tool returns travel with their calls, and anything a route cannot carry raises the
       route's named encode error.
+    * :func:`turns` builds the role-merged turns of the routes that take them (Anthropic
+      Messages, Gemini contents) from the route's per-message renderers.
     * :func:`copy_settings` copies the set :class:`~zigai.settings.ModelSettings` fields to
       wire keys from a ``(wire key, field)`` table, stop sequences as a list.
     * :func:`function_tools` renders function tool definitions through a route's
@@ -38,7 +40,8 @@ from zigai.providers._native import availability_text, capability_result
 from zigai.settings import ModelSettings
 
 __all__ = [
-    "RequestSink", "ResponseSink", "ToolShape", "call_arguments", "copy_settings", "data_url",
+    "RequestSink", "ResponseSink", "ToolShape", "availability_sentences", "call_arguments",
+    "copy_settings", "data_url", "turns",
     "function_tools", "is_own", "item_text", "media_url", "result_text", "tagged",
     "user_items", "walk",
 ]
@@ -135,6 +138,40 @@ def walk(messages: Iterable[Any], requests: RequestSink, answer: Callable[[], Re
             sink.end()
         else:
             raise error(f"unknown message {type(message).__name__}")
+
+
+def turns(messages: Iterable[Any], request: Callable[[Any, str], list[dict[str, Any]]],
+          response: Callable[[Any, str], list[dict[str, Any]]], *, roles: tuple[str, str],
+          key: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(system texts, turns)`` for the routes that take role-merged turns (Anthropic
+    Messages, Gemini contents): ``request`` / ``response`` render one message's blocks from
+    its path (``messages[i]``), adjacent turns of one role merge, empty turns vanish."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        path = f"messages[{index}]"
+        if isinstance(message, RequestMessage):
+            system.extend(p.content for p in message.parts if p.part_kind == "system-prompt")
+            role, blocks = roles[0], request(message, path)
+        else:
+            role, blocks = roles[1], response(message, path)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1][key].extend(blocks)
+        else:
+            out.append({"role": role, key: blocks})
+    return system, out
+
+
+def availability_sentences(part: Any) -> str:
+    """A tool availability change as sentences (``Tools now available: a, b.``)."""
+    notes = []
+    if part.added:
+        notes.append("Tools now available: " + ", ".join(part.added) + ".")
+    if part.removed:
+        notes.append("Tools no longer available: " + ", ".join(part.removed) + ".")
+    return " ".join(notes)
 
 
 def copy_settings(target: dict[str, Any], settings: ModelSettings,
