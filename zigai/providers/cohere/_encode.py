@@ -34,17 +34,7 @@ from typing import Any
 from zigai import json as zjson
 from zigai.messages import ThinkingPart
 from zigai.model import ModelRequest
-from zigai.providers._encode_core import (
-    ToolShape,
-    copy_settings,
-    function_tools,
-    is_own,
-    item_text,
-    media_url,
-    result_text,
-    user_items,
-    walk,
-)
+from zigai.providers import _encode_core as core
 from zigai.providers.cohere._errors import CohereEncodeError
 
 __all__ = ["EXTENSION_TAG", "PROVIDER_NAME", "RESERVED_KEYS", "encode_messages", "encode_request"]
@@ -62,11 +52,11 @@ MAX_PRIORITY = 999
 _SETTINGS = (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("p", "top_p"),
              ("k", "top_k"), ("seed", "seed"), ("presence_penalty", "presence_penalty"),
              ("frequency_penalty", "frequency_penalty"), ("logprobs", "logprobs"))
-_TOOL_SHAPE = ToolShape("parameters", wrap=lambda spec: {"type": "function", "function": spec})
+_TOOL_SHAPE = core.ToolShape("parameters", wrap=lambda spec: {"type": "function", "function": spec})
 
 
 def _image(item: Any) -> dict[str, Any]:
-    url = media_url(item, CohereEncodeError,
+    url = core.media_url(item, CohereEncodeError,
                     "Cohere v2 Chat takes images as data or URLs, not provider file ids")
     image: dict[str, Any] = {"url": url}
     if item.detail is not None:
@@ -85,8 +75,8 @@ def _text_document(item: Any) -> dict[str, Any]:
 
 
 _USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
-    "text": lambda item: {"type": "text", "text": item_text(item)},
-    "tagged-text": lambda item: {"type": "text", "text": item_text(item)},
+    "text": lambda item: {"type": "text", "text": core.item_text(item)},
+    "tagged-text": lambda item: {"type": "text", "text": core.item_text(item)},
     "image": _image,
     "document": _text_document,
     "cache-point": lambda item: None,  # Cohere caches prompt prefixes itself
@@ -107,7 +97,7 @@ class _Requests:
         self.out.append({"role": "system", "content": text})
 
     def user(self, part: Any) -> None:
-        content = user_items(part, _USER_ITEMS, label="Cohere v2 Chat", error=CohereEncodeError)
+        content = core.user_items(part, _USER_ITEMS, label="Cohere v2 Chat", error=CohereEncodeError)
         if content != []:
             self.out.append({"role": "user", "content": content})
 
@@ -115,7 +105,7 @@ class _Requests:
         self.out.append({"role": "user", "content": text})
 
     def tool_result(self, call_id: str, content: Any, *, error: bool, retry: bool) -> None:
-        item = {"type": "text", "text": content} if retry else _document(result_text(content))
+        item = {"type": "text", "text": content} if retry else _document(core.result_text(content))
         self.out.append({"role": "tool", "tool_call_id": call_id, "content": [item]})
 
 
@@ -137,7 +127,7 @@ class _Answer:
         self.content.append({"type": "text", "text": text})
 
     def thinking(self, part: Any) -> None:
-        if not is_own(part, PROVIDER_NAME):
+        if not core.is_own(part, PROVIDER_NAME):
             return  # another provider's reasoning state means nothing here
         if is_tool_plan(part):
             self.plans.append(part.content)
@@ -171,7 +161,7 @@ def encode_messages(request: ModelRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.instructions:
         out.append({"role": "system", "content": "\n\n".join(request.instructions)})
-    walk(request.messages, _Requests(out), lambda: _Answer(out), label="Cohere v2 Chat",
+    core.walk(request.messages, _Requests(out), lambda: _Answer(out), label="Cohere v2 Chat",
          error=CohereEncodeError)
     return out
 
@@ -208,7 +198,7 @@ def _check_extension(body: dict[str, Any]) -> None:
 
 def _apply_settings(body: dict[str, Any], request: ModelRequest) -> None:
     settings = request.settings
-    copy_settings(body, settings, _SETTINGS, stop_key="stop_sequences")
+    core.copy_settings(body, settings, _SETTINGS, stop_key="stop_sequences")
     if settings.tool_choice in ("required", "none") and request.tools:
         body["tool_choice"] = settings.tool_choice.upper()
     if settings.thinking_budget_tokens is not None:
@@ -236,7 +226,7 @@ def encode_request(request: ModelRequest, *, model_name: str, stream: bool = Fal
     body: dict[str, Any] = {"model": model_name, "stream": stream,
                             "messages": encode_messages(request)}
     if request.tools:
-        body["tools"] = function_tools(request.tools, _TOOL_SHAPE)
+        body["tools"] = core.function_tools(request.tools, _TOOL_SHAPE)
     _apply_settings(body, request)
     extra = request.settings.extra_body
     if extra is not None:
