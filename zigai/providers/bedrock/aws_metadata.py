@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from zigai.errors import TransportError
-from zigai.providers.bedrock.credentials import (
+from zigai.providers.bedrock.aws_values import (
     AwsCredentials,
     AwsCredentialsError,
     parse_expiry,

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 from typing import IO
 
-from zigai.providers.bedrock.credentials import AwsCredentials, AwsCredentialsError, parse_expiry
+from zigai.providers.bedrock.aws_values import AwsCredentials, AwsCredentialsError, parse_expiry
 
 __all__ = ["MAX_OUTPUT_BYTES", "CredentialProcessFailed", "run"]
 

@@ -32,12 +32,19 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from zigai.errors import ProviderError
-from zigai.providers.bedrock import aws_config
+from zigai.providers.bedrock import aws_config, aws_metadata, aws_process
+from zigai.providers.bedrock.aws_values import (
+    AwsCredentials,
+    AwsCredentialsError,
+    AwsProfileNotFound,
+    IncompleteAwsCredentials,
+    NoAwsCredentials,
+    UnsupportedAwsCredentialSource,
+    parse_expiry,
+)
 
 __all__ = [
     "REFRESH_WINDOW_S", "AwsCredentialChain", "AwsCredentials", "AwsCredentialsError",
@@ -47,69 +54,6 @@ __all__ = [
 
 #: Credentials closer than this to their expiry are fetched again before the next request.
 REFRESH_WINDOW_S = 10 * 60
-
-
-class AwsCredentialsError(ProviderError):
-    """Base of the AWS credential errors; nothing was sent."""
-
-
-class NoAwsCredentials(AwsCredentialsError):
-    """No source in the chain held credentials."""
-
-
-class IncompleteAwsCredentials(AwsCredentialsError):
-    """A source held an access key id without its secret (or the other way round)."""
-
-
-class AwsProfileNotFound(AwsCredentialsError):
-    """The profile named by ``profile`` / ``AWS_PROFILE`` is in neither shared file."""
-
-
-class UnsupportedAwsCredentialSource(AwsCredentialsError):
-    """The profile or environment asks for a source zigai does not implement (assume-role,
-    web identity, IAM Identity Center); nothing falls back silently."""
-
-
-@dataclass(frozen=True, slots=True)
-class AwsCredentials:
-    """An access key pair, an optional session token and an optional UTC expiry."""
-
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-    session_token: str | None = field(default=None, repr=False)
-    expiry: datetime | None = None
-    source: str = "explicit"
-
-    def __post_init__(self) -> None:
-        for name in ("access_key_id", "secret_access_key"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not value.strip() or not value.isascii():
-                raise IncompleteAwsCredentials(f"{name} must be a non-empty ASCII string")
-        token = self.session_token
-        if token is not None and (not isinstance(token, str) or not token.isascii()):
-            raise IncompleteAwsCredentials("session_token must be an ASCII string")
-        if self.expiry is not None and self.expiry.tzinfo is None:
-            raise ValueError("expiry must be timezone-aware")
-
-    def __reduce__(self) -> Any:
-        raise TypeError("AwsCredentials hold a secret and cannot be pickled")
-
-    def secrets(self) -> tuple[str, ...]:
-        """The values redaction must hide."""
-        return (self.secret_access_key,) + ((self.session_token,) if self.session_token else ())
-
-
-def parse_expiry(text: Any, source: str) -> datetime:
-    """An ISO 8601 expiry (``2026-12-05T07:00:00Z``) as an aware UTC datetime."""
-    if not isinstance(text, str):
-        raise AwsCredentialsError(f"{source}: Expiration must be an ISO 8601 string")
-    try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise AwsCredentialsError(f"{source}: Expiration is not ISO 8601") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def _pair(key_id: Any, secret: Any, token: Any, source: str,
@@ -204,8 +148,6 @@ class AwsCredentialChain:
         found = self._from_profile(env)
         if found is not None:
             return found
-        from zigai.providers.bedrock import aws_metadata
-
         found = aws_metadata.container_credentials(env, self._metadata_timeout_s)
         if found is None:
             found = aws_metadata.instance_credentials(env, self._metadata_timeout_s)
@@ -254,8 +196,6 @@ class AwsCredentialChain:
             return static
         command = profile.get("credential_process")
         if command:
-            from zigai.providers.bedrock import aws_process
-
             if not isinstance(command, str):
                 raise AwsCredentialsError(f"{source}: credential_process must be one line")
             return aws_process.run(command, source, self._process_timeout_s)
