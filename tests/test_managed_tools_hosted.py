@@ -24,6 +24,8 @@ from zigai.messages import (
     ResponseMessage,
     TextPart,
     ToolOutcome,
+    UploadedFile,
+    UrlSource,
 )
 from zigai.messages.json_value import thaw_json
 from zigai.model import ManagedTool, ModelRequest, PartAccumulator, UnsupportedModelFeature
@@ -114,6 +116,10 @@ def test_profiles_refuse_hosted_tools_a_model_lacks_before_io() -> None:
 CODE_ITEM = {"type": "code_interpreter_call", "id": "ci_1", "status": "completed",
              "code": "print(6 * 7)", "container_id": "cntr_1",
              "outputs": [{"type": "logs", "logs": "42\n"}]}
+PLOT_ITEM = {"type": "code_interpreter_call", "id": "ci_2", "status": "completed",
+             "code": "plot()", "container_id": "cntr_1",
+             "outputs": [{"type": "image", "url": "https://files.example/chart.png"},
+                         {"type": "image", "url": ""}, "junk"]}
 SEARCH_ITEM = {"type": "file_search_call", "id": "fs_1", "status": "completed",
                "queries": ["refund policy"],
                "results": [{"file_id": "file-1", "filename": "policy.pdf", "score": 0.9,
@@ -204,6 +210,15 @@ def test_openai_hosted_items_stream_to_the_buffered_parts() -> None:
     assert [p for p in accumulator.parts() if isinstance(p, FilePart)][0].source.media_type == "image/jpeg"  # type: ignore[union-attr]
 
 
+def test_openai_code_interpreter_images_become_url_file_parts() -> None:
+    response = decode_response(_response(PLOT_ITEM, _message("chart")))
+    (chart,) = [p for p in response.parts if isinstance(p, FilePart)]
+    assert chart.source == UrlSource("https://files.example/chart.png") and chart.id == "ci_2"
+    assert [p.part_kind for p in response.parts] == ["native-tool-call", "native-tool-return", "file", "text"]
+    history = (RequestMessage.user("plot"), response, RequestMessage.user("again"))
+    assert [item.get("role") for item in encode_input(history)] == ["user", "assistant", "user"]
+
+
 def test_openai_replay_skips_hosted_traffic_unless_asked_and_never_resends_image_bytes() -> None:
     response = decode_response(_response(CODE_ITEM, IMAGE_ITEM, _message("done")))
     history = (RequestMessage.user("draw"), response, RequestMessage.user("again"))
@@ -278,6 +293,11 @@ BASH_USE = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "bash_code_ex
 BASH_RESULT = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_1",
                "content": {"type": "bash_code_execution_result", "stdout": "42\n", "stderr": "",
                            "return_code": 0, "content": []}}
+BASH_FILES = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_3",
+              "content": {"type": "bash_code_execution_result", "stdout": "", "stderr": "",
+                          "return_code": 0,
+                          "content": [{"type": "bash_code_execution_output", "file_id": "file_011"}]}}
+BASH_USE_3 = {**BASH_USE, "id": "srvtoolu_3", "input": {"command": "python plot.py"}}
 BASH_USE_2 = {**BASH_USE, "id": "srvtoolu_2"}
 BASH_ERROR = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_2",
               "content": {"type": "bash_code_execution_tool_result_error", "error_code": "unavailable"}}
@@ -297,18 +317,21 @@ def _anthropic_message(*blocks: dict[str, Any]) -> dict[str, Any]:
             "usage": {"input_tokens": 10, "output_tokens": 5}}
 
 
-ANTHROPIC_BLOCKS = (BASH_USE, BASH_RESULT, BASH_USE_2, BASH_ERROR, MCP_USE, MCP_RESULT, MCP_USE_2,
-                    MCP_ERROR, TEXT)
+ANTHROPIC_BLOCKS = (BASH_USE, BASH_RESULT, BASH_USE_2, BASH_ERROR, BASH_USE_3, BASH_FILES, MCP_USE,
+                    MCP_RESULT, MCP_USE_2, MCP_ERROR, TEXT)
 
 
 def test_anthropic_code_execution_and_mcp_blocks_decode_and_replay_exactly() -> None:
     response = anthropic.decode_response(_anthropic_message(*ANTHROPIC_BLOCKS))
     calls = [p for p in response.parts if isinstance(p, NativeToolCallPart)]
     returns = [p for p in response.parts if isinstance(p, NativeToolReturnPart)]
-    assert [c.tool_name for c in calls] == ["bash_code_execution"] * 2 + ["ask_question"] * 2
-    assert calls[2].provider.details["server_name"] == "deepwiki"
-    assert [r.outcome for r in returns] == [ToolOutcome.success, ToolOutcome.error,
+    assert [c.tool_name for c in calls] == ["bash_code_execution"] * 3 + ["ask_question"] * 2
+    assert calls[3].provider.details["server_name"] == "deepwiki"
+    assert [r.outcome for r in returns] == [ToolOutcome.success, ToolOutcome.error, ToolOutcome.success,
                                             ToolOutcome.success, ToolOutcome.error]
+    (created,) = [p for p in response.parts if isinstance(p, FilePart)]
+    assert created.source == UploadedFile("anthropic", "file_011")
+    assert response.parts.index(created) == response.parts.index(returns[2]) + 1
     _, turns = anthropic.encode_messages((RequestMessage.user("run"), response))
     assert turns[1]["content"] == list(ANTHROPIC_BLOCKS)
 

@@ -9,8 +9,10 @@
   are kept in ``details`` by provider name (nested ones as ``parent.child``).
 
 Thinking keeps its signature on ``ThinkingPart.signature``; redacted thinking keeps its opaque
-``data`` in ``ProviderPart.details["redacted_data"]``.  Server tool traffic (web search/fetch)
-becomes native tool parts tagged ``anthropic``.  A text block's ``citations`` (web search
+``data`` in ``ProviderPart.details["redacted_data"]``.  Server tool traffic (web search and
+fetch, code execution, MCP connector calls) becomes native tool parts tagged ``anthropic``;
+files a code execution created follow its result as :class:`FilePart` values naming the
+stored file (``UploadedFile("anthropic", file_id)``), buffered and streamed alike.  A text block's ``citations`` (web search
 and document sources) stay in its ``ProviderPart.details["citations"]``; streamed
 ``citations_delta`` events gather into the same list.  Blocks of unknown types have no
 neutral part: they are kept verbatim in ``ResponseMessage.provider_details["content"]``
@@ -25,6 +27,7 @@ from typing import Any
 from zigai import json as zjson
 from zigai.errors import ProviderRequestError
 from zigai.messages import (
+    FilePart,
     FinishReason,
     NativeToolCallPart,
     NativeToolReturnPart,
@@ -36,7 +39,9 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
     ToolOutcome,
+    UploadedFile,
 )
+from zigai.messages.json_value import thaw_json
 from zigai.model import (
     ModelStreamEvent,
     PartAccumulator,
@@ -193,6 +198,22 @@ def decode_block(block: Any, path: str) -> ResponsePart | None:
     return None
 
 
+def output_files(part: ResponsePart) -> list[FilePart]:
+    """The files a code execution result created (``content[].file_id``), as file parts of
+    files stored with Anthropic."""
+    if not isinstance(part, NativeToolReturnPart) or part.tool_name not in _ERROR_REPORTING_TOOLS:
+        return []
+    content = thaw_json(part.content)
+    items = content.get("content") if isinstance(content, dict) else None
+    files = []
+    for item in items if isinstance(items, list) else ():
+        file_id = item.get("file_id") if isinstance(item, dict) else None
+        if isinstance(file_id, str) and file_id:
+            files.append(FilePart(UploadedFile(PROVIDER, file_id), id=file_id,
+                                  provider=_provider({"type": "code_execution_output"})))
+    return files
+
+
 def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMessage:
     """A buffered Messages API response body (already JSON-decoded) as a ResponseMessage."""
     body = _read.obj(value, "$")
@@ -203,6 +224,7 @@ def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMes
         part = decode_block(block, f"$.content[{index}]")
         if part is not None:
             parts.append(part)
+            parts.extend(output_files(part))
         else:
             unknown.append(block)
     raw = _read.opt_str(body, "stop_reason", "$")
@@ -393,6 +415,12 @@ class StreamDecoder:
                 part.provider is not None and part.provider.details is not None) else ()
             part = replace(part, provider=_provider({"citations": [*earlier, *citations]}))
         self._emit(PartEndEvent(neutral, part), out)
+        for file in output_files(part):
+            # files have no wire block of their own: key them below every wire index
+            extra = len(self._indexes)
+            self._indexes[-1 - extra] = extra
+            self._emit(PartStartEvent(extra, file), out)
+            self._emit(PartEndEvent(extra, file), out)
 
     def finish(self) -> list[ModelStreamEvent]:
         """End of stream: every block must have stopped."""

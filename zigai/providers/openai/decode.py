@@ -20,8 +20,8 @@ Output items:
   ``file_search_call``, ``mcp_call``, ``image_generation_call`` ...) → a
   :class:`NativeToolCallPart` plus a :class:`NativeToolReturnPart` whose provider details hold
   the complete item (arguments and result per :mod:`.hosted_tools`); an
-  ``image_generation_call`` adds a :class:`FilePart` with the image, and its item keeps
-  ``"result": null``.
+  ``image_generation_call`` adds a :class:`FilePart` with the image (its item keeps
+  ``"result": null``), a ``code_interpreter_call`` one URL file part per image output.
 * unknown item types are kept verbatim in ``ResponseMessage.provider_details["output"]``.
 
 Every part carries ``ProviderPart(provider_name, id=<item id>)``.  Contract violations raise
@@ -211,6 +211,8 @@ def native_parts(item: Mapping[str, Any], path: str, provider_name: str
     ]
     if image is not None:
         parts.append(image)
+    if kind == "code_interpreter_call":
+        parts.extend(hosted_tools.output_images(item, provider_name, item_id))
     return parts
 
 

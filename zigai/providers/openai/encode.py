@@ -35,8 +35,9 @@ Replay rule for provider-generated parts (documented contract):
   ``replay_reasoning=True`` (a replayed reasoning item needs the items that followed it) a
   native call part this provider produced is sent back as the complete item it was decoded
   from (kept in its provider details); its return part travels in that same item.  An image
-  this provider generated (a file part tagged ``image_generation_call``) travels with its
-  call item too, which is replayed with ``"result": null``.
+  this provider generated (a file part tagged ``image_generation_call`` or
+  ``code_interpreter_call``) travels with its call item too; an image generation item is
+  replayed with ``"result": null``.
 * Managed tools are rendered by :mod:`.hosted_tools` (web search, code interpreter, image
   generation, file search, remote MCP).
 * Content OpenAI cannot accept (audio, video, other generated files, compaction state, tool
@@ -347,7 +348,8 @@ def _generated_image(part: FilePart, options: EncodeOptions) -> bool:
     provider = part.provider
     return (provider is not None and provider.provider_name == options.provider_name
             and provider.details is not None
-            and provider.details.get("type") == "image_generation_call")
+            and provider.details.get("type") in ("image_generation_call",
+                                                  "code_interpreter_call"))
 
 
 def _encode_tools(request: ModelRequest) -> list[dict[str, Any]]:

@@ -22,8 +22,10 @@ Job
     ============== ============================================================================
 
     :func:`item_call_args` / :func:`item_result` give the arguments and result content of a
-    hosted tool's ``*_call`` item, and :func:`image_part` turns an ``image_generation_call``
-    result into a :class:`~zigai.messages.FilePart` holding the decoded image.
+    hosted tool's ``*_call`` item, :func:`image_part` turns an ``image_generation_call``
+    result into a :class:`~zigai.messages.FilePart` holding the decoded image and
+    :func:`output_images` the image outputs of a ``code_interpreter_call`` into file parts
+    pointing at their URLs.
 
 Invariants: unknown option keys, a missing ``vector_store_ids`` or MCP ``url`` / ``name``
 raise :class:`~.errors.OpenAIEncodeError` before any I/O; the base64 image is decoded once
@@ -39,11 +41,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from zigai import json as zjson
-from zigai.messages import BytesSource, FilePart, ProviderDetails, ProviderPart
+from zigai.messages import BytesSource, FilePart, ProviderDetails, ProviderPart, UrlSource
 from zigai.model import ManagedTool
 from zigai.providers.openai.errors import OpenAIDecodeError, OpenAIEncodeError
 
-__all__ = ["HOSTED_KINDS", "encode_managed_tool", "image_part", "item_call_args", "item_result"]
+__all__ = ["HOSTED_KINDS", "encode_managed_tool", "image_part", "item_call_args", "item_result",
+           "output_images"]
 
 _OPTIONS: Mapping[str, frozenset[str]] = {
     "web_search": frozenset({"search_context_size", "user_location", "filters"}),
@@ -129,6 +132,20 @@ def item_result(kind: str, item: Mapping[str, Any]) -> tuple[Any, bool]:
                         if item.get(key) is not None})
         failed = failed or item.get("error") is not None
     return (content or None), failed
+
+
+def output_images(item: Mapping[str, Any], provider_name: str, item_id: str) -> list[FilePart]:
+    """The images a ``code_interpreter_call`` produced (``outputs`` of type ``image``), as
+    file parts pointing at their URLs."""
+    outputs = item.get("outputs")
+    files = []
+    for output in outputs if isinstance(outputs, list) else ():
+        if isinstance(output, dict) and output.get("type") == "image" and isinstance(
+                output.get("url"), str) and output["url"]:
+            files.append(FilePart(UrlSource(output["url"]), id=item_id, provider=ProviderPart(
+                provider_name, id=item_id,
+                details=ProviderDetails({"type": "code_interpreter_call"}))))
+    return files
 
 
 def image_part(item: Mapping[str, Any], path: str, provider_name: str,
