@@ -296,7 +296,8 @@ BASH_RESULT = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoo
 BASH_FILES = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_3",
               "content": {"type": "bash_code_execution_result", "stdout": "", "stderr": "",
                           "return_code": 0,
-                          "content": [{"type": "bash_code_execution_output", "file_id": "file_011"}]}}
+                          "content": [{"type": "bash_code_execution_output", "file_id": "file_011"},
+                                      {"type": "bash_code_execution_output", "file_id": ""}, "junk"]}}
 BASH_USE_3 = {**BASH_USE, "id": "srvtoolu_3", "input": {"command": "python plot.py"}}
 BASH_USE_2 = {**BASH_USE, "id": "srvtoolu_2"}
 BASH_ERROR = {"type": "bash_code_execution_tool_result", "tool_use_id": "srvtoolu_2",
