@@ -353,3 +353,21 @@ def test_model_listing_roots_and_shapes() -> None:
     request = signed.transport.requests[0]  # type: ignore[attr-defined]
     assert request.url == "https://bedrock.us-west-2.amazonaws.com/foundation-models"
     assert "/us-west-2/bedrock/aws4_request" in dict(request.headers)["Authorization"]
+
+
+def test_model_strings_sign_without_a_bedrock_key(tmp_path: Path) -> None:
+    from zigai.models import MissingCredentials, credential_variables, infer_model
+
+    files = _files(tmp_path)
+    keys = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET}
+    signed = infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6",
+                         env={**files, **keys, "AWS_REGION": "eu-west-1"})
+    assert signed.provider.signer is not None and signed.provider.region == "eu-west-1"
+    from_arn = infer_model(f"bedrock_converse:{ARN.replace('us-east-1', 'ap-south-1')}", env={**files, **keys})
+    assert from_arn.provider.api_root == "https://bedrock-runtime.ap-south-1.amazonaws.com/"
+    keyed = infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6",
+                        env={"AWS_BEARER_TOKEN_BEDROCK": "bedrock-key", "AWS_DEFAULT_REGION": "us-west-2"})
+    assert keyed.provider.signer is None and keyed.provider.region == "us-west-2"
+    with pytest.raises(MissingCredentials, match="AWS_REGION"):
+        infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6", env={**files, **keys})
+    assert credential_variables("bedrock_converse") == ()
