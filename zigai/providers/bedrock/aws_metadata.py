@@ -89,10 +89,10 @@ def _call(method: str, url: str, headers: tuple[tuple[str, str], ...],
     from zigai.transport.base import Limits, TransportRequest
     from zigai.transport.http import HttpTransport
 
-    transport = HttpTransport(limits=Limits(max_response_body_bytes=MAX_METADATA_BYTES),
-                              url_policy=metadata_policy(url), default_timeout_s=timeout_s)
-    response = transport.send(TransportRequest(
-        method, url, headers, b"" if method == "PUT" else None, time.monotonic() + timeout_s))
+    with HttpTransport(limits=Limits(max_response_body_bytes=MAX_METADATA_BYTES),
+                       url_policy=metadata_policy(url), default_timeout_s=timeout_s) as transport:
+        response = transport.send(TransportRequest(
+            method, url, headers, b"" if method == "PUT" else None, time.monotonic() + timeout_s))
     return response.status, response.body
 
 
