@@ -281,22 +281,22 @@ def test_a_wrong_secret_is_refused_by_the_verifier(tmp_path: Path) -> None:
 
 def test_credentials_are_fetched_again_before_they_expire(tmp_path: Path) -> None:
     issued: list[str] = []
+    clock = [datetime.datetime(2026, 12, 5, 6, 0, tzinfo=datetime.UTC)]
+    expires = clock[0] + datetime.timedelta(minutes=11)  # every issue expires then
 
     def container(received: Received) -> Reply:
         issued.append(f"{KEY_ID}{len(issued)}")
-        expiry = (datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=11)).isoformat()
         return Reply.of_json({"AccessKeyId": issued[-1], "SecretAccessKey": SECRET, "Token": TOKEN,
-                              "Expiration": expiry})
+                              "Expiration": expires.isoformat()})
 
-    clock = [datetime.datetime.now(datetime.UTC)]
     with LoopbackServer(container) as metadata:
         chain = AwsCredentialChain(env={**_files(tmp_path),
                                         "AWS_CONTAINER_CREDENTIALS_FULL_URI": metadata.url + "/c"},
                                    clock=lambda: clock[0])
         first = chain.get()
-        clock[0] += datetime.timedelta(seconds=59)  # 10 min + 1 s left: still fresh
+        clock[0] += datetime.timedelta(seconds=60)  # exactly 10 min left: still fresh
         assert chain.get() is first
-        clock[0] += datetime.timedelta(seconds=2)  # 9 min 59 s left: inside the refresh window
+        clock[0] += datetime.timedelta(seconds=1)  # 9 min 59 s left: inside the refresh window
         second = chain.get()
     assert (first.access_key_id, second.access_key_id) == (f"{KEY_ID}0", f"{KEY_ID}1")
     assert second.expiry is not None and second.source == "container credentials"
