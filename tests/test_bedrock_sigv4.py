@@ -15,6 +15,7 @@ import pytest
 from support.loopback import LoopbackServer, Received, Reply
 from support.sigv4_server import Verifier
 
+from zigai import Agent
 from zigai.errors import ProviderRequestError
 from zigai.messages import RequestMessage
 from zigai.model import ModelRequest
@@ -201,12 +202,12 @@ def _run_both(base_url: str, env: dict[str, str], verifier: Verifier) -> None:
     with HttpTransport(url_policy=local, default_timeout_s=10) as transport:
         provider = B.Provider(region="us-east-1", base_url=base_url, env=env, transport=transport,
                               url_policy=local)
-        client = B.Client("us.anthropic.claude-sonnet-4-6", provider)
-        request = ModelRequest(messages=(RequestMessage.user("hello é"),))
-        assert client.request(request).text == "signed"
-        with client.stream(request) as stream:
-            list(stream)
-        assert stream.response().text == "signed stream"
+        agent = Agent(B.Client("us.anthropic.claude-sonnet-4-6", provider))
+        with agent.run("hello é") as run:
+            assert run.output == "signed"
+        with agent.run_stream("hello again") as streamed:
+            list(streamed)
+            assert streamed.result().output == "signed stream"
     assert verifier.failures == [] and verifier.verified == 2
 
 
