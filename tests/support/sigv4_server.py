@@ -1,10 +1,12 @@
 """A loopback Bedrock runtime that checks AWS SigV4 with botocore's own signer.
 
-``verifying_handler(access_key_id, secret, token, reply)`` returns a LoopbackServer handler:
-it rebuilds the received request (method, URL, the headers named in ``SignedHeaders``, body)
-as a botocore ``AWSRequest``, signs it with ``SigV4Auth`` at the received ``X-Amz-Date`` and
-answers 403 unless the received ``Authorization`` equals botocore's byte for byte (and the
-session token arrived when one is expected).  ``verified`` counts requests that passed.
+``Verifier(base_url, access_key_id, secret, token, reply)`` is a LoopbackServer handler: it
+rebuilds the received request (method, URL, the headers named in ``SignedHeaders``, body) as a
+botocore ``AWSRequest``, signs it with ``SigV4Auth`` at the received ``X-Amz-Date`` and answers
+403 unless the received ``Authorization`` equals botocore's byte for byte (and the session
+token arrived when one is expected); otherwise it answers ``reply(received)``.  ``verified``
+counts the requests that passed, ``failures`` says why the others did not.  Set ``base_url``
+once the server knows its port.
 """
 
 from __future__ import annotations
