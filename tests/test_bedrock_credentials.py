@@ -445,3 +445,45 @@ def test_profile_values_must_be_plain_strings(tmp_path: Path) -> None:
     with pytest.raises(B.AwsCredentialsError, match="one line"):
         AwsCredentialChain(profile="nested-process", env=env).get()
     assert set(aws_config.load_profiles(*aws_config.config_paths(env))) == {"nested-key", "nested-process"}
+
+
+PARITY_FILES = {
+    "crlf-and-tabs": ("[default]\r\nregion\t=\tus-east-2\r\n[profile ci]\r\naws_access_key_id = AKIDCI\r\n"
+                      "aws_secret_access_key = ci/secret+key\r\n", ""),
+    "inline-hash-is-value": ("[profile p]\nregion = eu-west-1 # not a comment\n", ""),
+    "profile-default-and-default": ("[profile default]\nregion = a-1\n[default]\nregion = b-2\n", ""),
+    "uppercase-keys-and-continuation": ("[profile up]\nRegion = sa-east-1\nnote = first\n  second\n", ""),
+    "credentials-override-config": ("[profile both]\nregion = us-east-1\naws_access_key_id = CONFIG\n",
+                                    "[both]\naws_access_key_id = CREDS\naws_secret_access_key = s\n"),
+    "empty-files": ("", ""),
+    "quoted-and-odd-sections": ('[profile "a b"]\nregion = x-1\n[profile]\nk = v\n[profile a b c]\nk = v\n'
+                                "[profiles-x y]\nk = v\n", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARITY_FILES))
+def test_more_real_format_files_parse_as_botocore_parses_them(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, credentials = PARITY_FILES[name]
+    (tmp_path / "config").write_bytes(config.encode())
+    (tmp_path / "credentials").write_bytes(credentials.encode())
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    ours = aws_config.load_profiles(str(tmp_path / "config"), str(tmp_path / "credentials"))
+    assert ours == botocore_session.Session().full_config["profiles"]
+
+
+@pytest.mark.parametrize("text", ["\ufeff[default]\nregion = x\n", "[default]\nregion = x\n[default]\n",
+                                  "region = x\n"])
+def test_files_botocore_refuses_are_refused_too(text: str, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import ConfigParseError
+
+    (tmp_path / "config").write_bytes(text.encode())
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    with pytest.raises(ConfigParseError):
+        botocore_session.Session().full_config  # noqa: B018
+    with pytest.raises(B.AwsConfigError):
+        aws_config.load_profiles(str(tmp_path / "config"), str(tmp_path / "none"))
