@@ -79,6 +79,8 @@ class Provider(NativeProvider):
     :class:`~.credentials.AwsCredentialChain`; default: the SDK chain over ``env``, which
     defaults to ``os.environ``); the region defaults as :func:`~.aws_auth.resolve_region`
     describes and also names the signing scope when ``base_url`` replaces the root.
+    :meth:`list_models` reads the control plane (``https://bedrock.{region}.amazonaws.com``,
+    or ``discovery_base_url``) within ``discovery_limits``.
     """
 
     __slots__ = ("region", "signer", "_base_secrets", "_control", "discovery_limits")
@@ -130,9 +132,11 @@ class Provider(NativeProvider):
             control = control_api_base(str(region))
         self._control: Provider | None = None
         if control is not None:
+            # the control plane: same credential (or the same chain) and signing region
             self._control = Provider(
-                api_key, None if signer is None else region, self.transport, base_url=control, headers=headers,
-                url_policy=url_policy, request_timeout_ms=request_timeout_ms,
+                api_key, None if signer is None else region, self.transport,
+                base_url=control, headers=headers, url_policy=url_policy,
+                request_timeout_ms=request_timeout_ms,
                 credentials=None if signer is None else signer.chain, env=env,
             )
 
