@@ -372,3 +372,19 @@ def test_model_strings_sign_without_a_bedrock_key(tmp_path: Path) -> None:
     with pytest.raises(MissingCredentials, match="AWS_REGION"):
         infer_model("bedrock_converse:us.anthropic.claude-sonnet-4-6", env={**files, **keys})
     assert credential_variables("bedrock_converse") == ()
+
+
+def test_agent_specs_pass_the_aws_chain_variables_to_the_builder(tmp_path: Path) -> None:
+    from zigai.agent_spec.document import ModelRef
+    from zigai.agent_spec.model_strings import model_string_catalog, model_string_factory
+
+    entry = model_string_catalog()["bedrock_converse"]
+    ref = ModelRef("bedrock_converse", "us.anthropic.claude-sonnet-4-6")
+    readable = entry.readable(ref)
+    assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE",
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_BEARER_TOKEN_BEDROCK"} <= readable
+    assert entry.credentials == ()  # no key needed: SigV4 is the default
+    env = {**_files(tmp_path), "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,
+           "AWS_REGION": "us-east-1", "UNRELATED_SECRET": "x"}
+    model = model_string_factory(ref, {k: v for k, v in env.items() if k in readable})
+    assert model.provider.signer.chain.get().access_key_id == KEY_ID
