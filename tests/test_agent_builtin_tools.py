@@ -65,8 +65,8 @@ def test_a_tool_the_model_profile_lacks_fails_before_any_request() -> None:
     with pytest.raises(UnsupportedModelFeature, match="web_search"):
         agent.run("x")
     anthropic = Agent(A.Client("claude-sonnet-4-5", A.Provider("k", transport), max_tokens=5),
-                      builtin_tools=["code_execution"])
-    with pytest.raises(UnsupportedModelFeature, match="code_execution"):
+                      builtin_tools=["image_generation"])
+    with pytest.raises(UnsupportedModelFeature, match="image_generation"):
         anthropic.run("x")
     assert transport.requests == []
 

@@ -239,8 +239,14 @@ def _never() -> MockTransport:
 
 REFUSALS: list[tuple[str, Callable[[MockTransport], Any], str]] = [
     ("openai web_fetch", lambda t: openai.Client("gpt-4.1-mini", openai.Provider("k", transport=t)), "web_fetch"),
-    ("anthropic code_execution", lambda t: anthropic.Client("claude-sonnet-4-5", anthropic.Provider("k", t),
-                                                            max_tokens=5), "code_execution"),
+    ("anthropic file_search", lambda t: anthropic.Client("claude-sonnet-4-5", anthropic.Provider("k", t),
+                                                         max_tokens=5), "file_search"),
+    ("anthropic-3 code_execution", lambda t: anthropic.Client("claude-3-haiku-20240307",
+                                                              anthropic.Provider("k", t), max_tokens=5),
+     "code_execution"),
+    ("bedrock image_generation", lambda t: bedrock.Client("us.anthropic.claude-sonnet-4-6",
+                                                          bedrock.Provider("k", "us-east-1", t)),
+     "image_generation"),
     ("gemini tool_search", lambda t: google.Client("gemini-2.5-flash", google.Provider("k", t)), "tool_search"),
     ("mistral web_fetch", lambda t: mistral.ConversationsClient("mistral-medium-latest",
                                                                 mistral.ConversationsProvider("k", t)), "web_fetch"),

@@ -60,14 +60,21 @@ def _route(method: str, path: str, auth: str | None) -> tuple[int, list[tuple[st
     return 404, [], b""
 
 
+def _credential_of(headers: Any) -> str | None:
+    """What the fake provider treats as the credential: the bearer/header value, or for a
+    SigV4-signed request its session token (the one secret SigV4 puts on the wire)."""
+    authorization = headers.get("authorization") or ""
+    if authorization.startswith("AWS4-HMAC-SHA256 Credential=AKIDCANARY/"):
+        return headers.get("x-amz-security-token")
+    return authorization or headers.get("x-api-key")
+
+
 class _Handler(BaseHTTPRequestHandler):
     def _answer(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         if length:
             self.rfile.read(length)
-        status, headers, body = _route(
-            self.command, self.path, self.headers.get("authorization") or self.headers.get("x-api-key")
-        )
+        status, headers, body = _route(self.command, self.path, _credential_of(self.headers))
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
@@ -99,9 +106,7 @@ def _server() -> Iterator[str]:
 def _mock_transport() -> MockTransport:
     def handler(request: TransportRequest) -> MockResponse:
         headers = dict((k.lower(), v) for k, v in request.headers)
-        status, pairs, body = _route(
-            request.method, request.url, headers.get("authorization") or headers.get("x-api-key")
-        )
+        status, pairs, body = _route(request.method, request.url, _credential_of(headers))
         return MockResponse(status, tuple(pairs), body)
 
     return MockTransport(handler)
@@ -192,18 +197,49 @@ def test_canary_secret_never_leaks_through_mock_transport(
     assert any(CANARY in value for r in transport.requests for _, value in r.headers)
 
 
+def _bearer(root: str, transport: Transport, policy: UrlPolicy | None = None) -> Configured:
+    return Configured("openai", root, transport, credential=CANARY, url_policy=policy,
+                      request_timeout_ms=10_000)
+
+
+def _bedrock(root: str, transport: Transport, policy: UrlPolicy | None = None) -> Configured:
+    from zigai.providers.bedrock import AwsCredentials, Provider
+
+    # the session token is the canary the server echoes; the secret key never travels
+    credentials = AwsCredentials("AKIDCANARY", SECRET_KEY_CANARY, CANARY)
+    return Provider(region="us-east-1", base_url=root, transport=transport, url_policy=policy,
+                    credentials=credentials, request_timeout_ms=10_000)
+
+
+SECRET_KEY_CANARY = "wJalr-canary-secret-key-4e8d1c"
+
+
+@pytest.mark.parametrize("build", [_bearer, _bedrock], ids=["bearer", "bedrock-sigv4"])
 def test_canary_secret_never_leaks_through_real_http_transport(
-    caplog: pytest.LogCaptureFixture,
+    build: Any, caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
     sink = Sink()
     local = UrlPolicy.local_development()
     with _server() as root, HttpTransport(url_policy=local, default_timeout_s=10) as transport:
-        provider = Configured("openai", root, transport, credential=CANARY, url_policy=local,
-                              request_timeout_ms=10_000)
-        _exercise(provider, sink)
+        _exercise(build(root, transport, local), sink)
     _assert_clean(sink, caplog)
     assert any("urllib3" in record.name for record in caplog.records)  # DEBUG capture was live
+    assert not any(SECRET_KEY_CANARY in item for item in sink.items)
+    assert not any(SECRET_KEY_CANARY in record.getMessage() for record in caplog.records)
+
+
+def test_bedrock_sigv4_secrets_never_leak_through_mock_transport(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sink = Sink()
+    transport = _mock_transport()
+    _exercise(_bedrock("https://bedrock-runtime.us-east-1.amazonaws.com", transport), sink)
+    _assert_clean(sink, caplog)
+    assert not any(SECRET_KEY_CANARY in item for item in sink.items)
+    sent = [value for r in transport.requests for _, value in r.headers]
+    assert CANARY in sent and not any(SECRET_KEY_CANARY in value for value in sent)
 
 
 def test_recorded_cassette_never_holds_the_credential() -> None:

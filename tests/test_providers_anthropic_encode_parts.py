@@ -213,9 +213,9 @@ def test_managed_tools_web_fetch_needs_its_beta_and_config_cannot_rename_it() ->
                          managed_tools=(ManagedTool("web_search", {"name": "x", "type": "y"}),))
     with pytest.raises(A.AnthropicEncodeError, match="managed tool config may not set name, type"):
         _encode(clash)
-    with pytest.raises(UnsupportedModelFeature, match="Anthropic has no code_execution server tool"):
+    with pytest.raises(UnsupportedModelFeature, match="Anthropic has no image_generation server tool"):
         _encode(ModelRequest(messages=(RequestMessage.user("x"),),
-                             managed_tools=(ManagedTool("code_execution"),)))
+                             managed_tools=(ManagedTool("image_generation"),)))
 
 
 def test_sampling_thinking_and_output_settings_on_the_wire() -> None:

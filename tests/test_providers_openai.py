@@ -655,7 +655,11 @@ def test_profiles_declare_family_capabilities() -> None:
     assert profile_for_model("o3-mini").content_kinds == {"text", "tagged-text", "cache-point"}
     assert "temperature" in profile_for_model("gpt-4o-mini").settings
     assert "temperature" not in profile_for_model("gpt-5").settings
-    assert profile_for_model("gpt-4.1-nano").provider_managed_tools == frozenset()
+    hosted = {"code_execution", "image_generation", "file_search", "mcp_server"}
+    assert profile_for_model("gpt-4.1-nano").provider_managed_tools == hosted  # no web search
+    assert profile_for_model("gpt-5").provider_managed_tools == hosted | {"web_search"}
+    for legacy in ("o1-mini", "o1", "o3-mini", "gpt-4o-search-preview", "gpt-4o-2024-05-13"):
+        assert not profile_for_model(legacy).provider_managed_tools & hosted, legacy
     assert not UNKNOWN_PROFILE.supports_thinking
 
 

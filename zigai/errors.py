@@ -70,7 +70,13 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.providers.bedrock InvalidBedrockRegion,
     │                                                 InvalidBedrockModelId, EventStreamNeedsChunks,
     │                                                 BedrockDecodeError (also a
-    │                                                 ProviderResponseDecodeError), BedrockEncodeError
+    │                                                 ProviderResponseDecodeError), BedrockEncodeError,
+    │                                                 MissingAwsRegion (an InvalidBedrockRegion),
+    │                                                 AwsCredentialsError (NoAwsCredentials,
+    │                                                 IncompleteAwsCredentials, AwsProfileNotFound,
+    │                                                 UnsupportedAwsCredentialSource,
+    │                                                 CredentialProcessFailed,
+    │                                                 MetadataCredentialsError), AwsConfigError
     │                             zigai.providers.eventstream MalformedEventStream
     │                                                 (EventStreamChecksumMismatch,
     │                                                 EventStreamMessageTooLarge)

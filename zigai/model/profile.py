@@ -23,7 +23,8 @@ ALL_CONTENT_KINDS = frozenset(
     {"text", "tagged-text", "image", "audio", "video", "document", "binary", "uploaded-file",
      "cache-point"}
 )
-MANAGED_TOOL_KINDS = frozenset({"web_search", "web_fetch", "code_execution", "tool_search"})
+MANAGED_TOOL_KINDS = frozenset({"web_search", "web_fetch", "code_execution", "tool_search",
+                                "image_generation", "file_search", "mcp_server"})
 
 
 @dataclass(frozen=True, slots=True)

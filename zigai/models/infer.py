@@ -246,10 +246,30 @@ def _bedrock(model: str, key: str | None, env: Mapping[str, str], transport: Any
     return mod.MantleClient(model, mod.MantleProvider(key, transport, region=region))
 
 
+#: The variables the AWS credential chain reads when ``bedrock_converse`` signs with SigV4
+#: (listed so allowlisted environments, such as agent specs', pass them to the builder).
+AWS_CHAIN_VARIABLES = (
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+    "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+)
+
+
 def _bedrock_converse(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("bedrock")
-    region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
-    return mod.Client(model, mod.Provider(key, region, transport))
+    key = key or env.get("AWS_BEARER_TOKEN_BEDROCK") or None
+    if key is not None:
+        region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
+        return mod.Client(model, mod.Provider(key, region, transport))
+    # no Bedrock API key: every request is SigV4-signed from the AWS SDK credential chain
+    try:
+        region = mod.resolve_region(model, env=env)
+    except mod.MissingAwsRegion:
+        region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
+    return mod.Client(model, mod.Provider(region=region, transport=transport, env=env))
 
 
 def _azure_openai_responses(model: str, key: str | None, env: Mapping[str, str],
@@ -316,8 +336,9 @@ PROVIDERS: Mapping[str, ProviderSpec] = {
         _spec("azure_openai_responses", ("AZURE_OPENAI_API_KEY",), _azure_openai_responses,
               ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE"), module="azure_openai"),
         _spec("bedrock", ("AWS_BEARER_TOKEN_BEDROCK",), _bedrock, ("AWS_REGION",)),
-        _spec("bedrock_converse", ("AWS_BEARER_TOKEN_BEDROCK",), _bedrock_converse,
-              ("AWS_REGION",), module="bedrock"),
+        _spec("bedrock_converse", (), _bedrock_converse,
+              ("AWS_BEARER_TOKEN_BEDROCK", "AWS_REGION", "AWS_DEFAULT_REGION",
+               *AWS_CHAIN_VARIABLES), module="bedrock"),
         _spec("cohere_v2", ("CO_API_KEY", "COHERE_API_KEY"),
               _native("cohere", "ChatProvider", "ChatClient"), module="cohere"),
         _spec("mistral_conversations", ("MISTRAL_API_KEY",),

@@ -126,7 +126,7 @@ class NativeProvider(Configured):
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | None,
         transport: Transport | None = None,
         *,
         base_url: str | None = None,
@@ -134,6 +134,7 @@ class NativeProvider(Configured):
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        auth: AuthStyle | None = None,
     ) -> None:
         root = base_url if base_url is not None else self.api_base
         if root is None:
@@ -143,7 +144,7 @@ class NativeProvider(Configured):
             root,
             transport if transport is not None else LazyHttpTransport(url_policy),
             credential=api_key,
-            auth=self.auth_style,
+            auth=self.auth_style if auth is None else auth,
             headers=headers,
             url_policy=url_policy,
             request_timeout_ms=request_timeout_ms,

@@ -416,7 +416,7 @@ class Configured(ProviderOperations):
             from zigai import json as zjson
 
             body = zjson.dumps(request.json_body).encode("utf-8")
-        return TransportRequest(
+        return self._authenticate(TransportRequest(
             method=method,
             url=url,
             headers=headers,
@@ -424,7 +424,12 @@ class Configured(ProviderOperations):
             deadline=self._deadline(request),
             response_header_sink=request.response_header_sink,
             cancellation=None if request.control is None else request.control.token,
-        )
+        ))
+
+    def _authenticate(self, request: TransportRequest) -> TransportRequest:
+        """The request as sent; providers that sign the whole request (AWS SigV4) add their
+        headers here, after every other header is final."""
+        return request
 
     def _raise_for(
         self,

@@ -100,6 +100,18 @@ def _effort_levels(model_name: str) -> frozenset[str]:
     return frozenset({"low", "medium", "high", "xhigh"})
 
 
+def _managed_kinds(model_name: str, legacy: bool) -> frozenset[str]:
+    """Web search and fetch everywhere; code execution from Claude 3.5 Haiku / 3.7 Sonnet on;
+    the MCP connector on the 4.5 and later models Anthropic lists for it."""
+    tools = {"web_search", "web_fetch"}
+    if not legacy or model_name.startswith(("claude-3-7", "claude-3-5-haiku")):
+        tools.add("code_execution")
+    match = _VERSIONED.match(model_name)
+    if match is not None and (int(match.group(2)), int(match.group(3) or 0)) >= (4, 5):
+        tools.add("mcp_server")
+    return frozenset(tools)
+
+
 def default_profile(model_name: str) -> ModelProfile:
     """The built-in profile for an Anthropic model name (conservative for Claude 3)."""
     legacy = model_name.startswith(("claude-3", "claude-2", "claude-instant"))
@@ -110,7 +122,7 @@ def default_profile(model_name: str) -> ModelProfile:
         json_object_output=False,
         json_schema_output=not legacy,
         supports_thinking=not legacy or model_name.startswith("claude-3-7"),
-        provider_managed_tools=frozenset({"web_search", "web_fetch"}),
+        provider_managed_tools=_managed_kinds(model_name, legacy),
         content_kinds=frozenset({"text", "tagged-text", "image", "document", "uploaded-file",
                                  "cache-point"}) & ALL_CONTENT_KINDS,
         reasoning_efforts=_effort_levels(model_name),

@@ -9,8 +9,10 @@
   are kept in ``details`` by provider name (nested ones as ``parent.child``).
 
 Thinking keeps its signature on ``ThinkingPart.signature``; redacted thinking keeps its opaque
-``data`` in ``ProviderPart.details["redacted_data"]``.  Server tool traffic (web search/fetch)
-becomes native tool parts tagged ``anthropic``.  A text block's ``citations`` (web search
+``data`` in ``ProviderPart.details["redacted_data"]``.  Server tool traffic (web search and
+fetch, code execution, MCP connector calls) becomes native tool parts tagged ``anthropic``;
+files a code execution created follow its result as :class:`FilePart` values naming the
+stored file (``UploadedFile("anthropic", file_id)``), buffered and streamed alike.  A text block's ``citations`` (web search
 and document sources) stay in its ``ProviderPart.details["citations"]``; streamed
 ``citations_delta`` events gather into the same list.  Blocks of unknown types have no
 neutral part: they are kept verbatim in ``ResponseMessage.provider_details["content"]``
@@ -25,6 +27,7 @@ from typing import Any
 from zigai import json as zjson
 from zigai.errors import ProviderRequestError
 from zigai.messages import (
+    FilePart,
     FinishReason,
     NativeToolCallPart,
     NativeToolReturnPart,
@@ -35,7 +38,10 @@ from zigai.messages import (
     TextPart,
     ThinkingPart,
     ToolCallPart,
+    ToolOutcome,
+    UploadedFile,
 )
+from zigai.messages.json_value import thaw_json
 from zigai.model import (
     ModelStreamEvent,
     PartAccumulator,
@@ -135,6 +141,16 @@ def _provider(details: dict[str, Any] | None = None) -> ProviderPart:
     return ProviderPart(PROVIDER, details=None if details is None else ProviderDetails(details))
 
 
+# code execution reports a failed run as a ``*_tool_result_error`` content object
+_ERROR_REPORTING_TOOLS = frozenset({"code_execution", "bash_code_execution",
+                                    "text_editor_code_execution"})
+
+
+def _failed(tool_name: str, content: Any) -> bool:
+    return (tool_name in _ERROR_REPORTING_TOOLS and isinstance(content, dict)
+            and str(content.get("type", "")).endswith("_error"))
+
+
 def decode_block(block: Any, path: str) -> ResponsePart | None:
     """One content block as a neutral part (None for block types with no neutral form)."""
     block = _read.obj(block, path)
@@ -155,22 +171,47 @@ def decode_block(block: Any, path: str) -> ResponsePart | None:
             args=_args_text(block.get("input"), f"{path}.input"),
             tool_call_id=_read.str_(block, "id", path),
         )
-    if kind == "server_tool_use":
+    if kind in ("server_tool_use", "mcp_tool_use"):
+        mcp = kind == "mcp_tool_use"
         return NativeToolCallPart(
             tool_name=_read.str_(block, "name", path),
             tool_call_id=_read.str_(block, "id", path),
             args=_args_text(block.get("input"), f"{path}.input"),
-            provider=_provider(),
+            provider=_provider({"type": kind, "server_name": _read.str_(block, "server_name", path)}
+                               if mcp else None),
         )
     if kind.endswith("_tool_result") and kind != "tool_result":
         tool_name = kind[: -len("_tool_result")]
+        details: dict[str, Any] = {"type": kind}
+        is_error = block.get("is_error")
+        if isinstance(is_error, bool):
+            details["is_error"] = is_error
+        content = block.get("content")
         return NativeToolReturnPart(
             tool_name=tool_name,
             tool_call_id=_read.str_(block, "tool_use_id", path),
-            content=block.get("content"),
-            provider=_provider({"type": kind}),
+            content=content,
+            provider=_provider(details),
+            outcome=ToolOutcome.error if is_error or _failed(tool_name, content)
+            else ToolOutcome.success,
         )
     return None
+
+
+def output_files(part: ResponsePart) -> list[FilePart]:
+    """The files a code execution result created (``content[].file_id``), as file parts of
+    files stored with Anthropic."""
+    if not isinstance(part, NativeToolReturnPart) or part.tool_name not in _ERROR_REPORTING_TOOLS:
+        return []
+    content = thaw_json(part.content)
+    items = content.get("content") if isinstance(content, dict) else None
+    files = []
+    for item in items if isinstance(items, list) else ():
+        file_id = item.get("file_id") if isinstance(item, dict) else None
+        if isinstance(file_id, str) and file_id:
+            files.append(FilePart(UploadedFile(PROVIDER, file_id), id=file_id,
+                                  provider=_provider({"type": "code_execution_output"})))
+    return files
 
 
 def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMessage:
@@ -183,6 +224,7 @@ def decode_response(value: Any, *, model_name: str | None = None) -> ResponseMes
         part = decode_block(block, f"$.content[{index}]")
         if part is not None:
             parts.append(part)
+            parts.extend(output_files(part))
         else:
             unknown.append(block)
     raw = _read.opt_str(body, "stop_reason", "$")
@@ -306,7 +348,7 @@ class StreamDecoder:
             raise _read.fail("$event.index", f"content block {wire_index} started twice")
         block = _read.field_obj(data, "content_block", "$event")
         kind = _read.str_(block, "type", "$event.content_block")
-        if kind in ("tool_use", "server_tool_use"):
+        if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
             # arguments arrive as input_json_delta; a non-empty start input is kept as the prefix
             initial = block.get("input")
             args = zjson.dumps(initial) if isinstance(initial, dict) and initial else ""
@@ -373,6 +415,12 @@ class StreamDecoder:
                 part.provider is not None and part.provider.details is not None) else ()
             part = replace(part, provider=_provider({"citations": [*earlier, *citations]}))
         self._emit(PartEndEvent(neutral, part), out)
+        for file in output_files(part):
+            # files have no wire block of their own: key them below every wire index
+            extra = len(self._indexes)
+            self._indexes[-1 - extra] = extra
+            self._emit(PartStartEvent(extra, file), out)
+            self._emit(PartEndEvent(extra, file), out)
 
     def finish(self) -> list[ModelStreamEvent]:
         """End of stream: every block must have stopped."""

@@ -28,44 +28,22 @@ from typing import Any
 
 from zigai import json as zjson
 from zigai.messages import (
-    BytesSource,
-    CachePoint,
-    CapabilityLoadCallPart,
-    CapabilityLoadReturnPart,
-    DocumentContent,
-    ImageContent,
-    InstructionPart,
     Message,
     NativeToolCallPart,
-    NativeToolReturnPart,
-    ProviderFileSource,
     RequestMessage,
-    RetryPromptPart,
-    SpeechPromptPart,
-    SystemPromptPart,
-    TaggedText,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolAvailabilityPart,
     ToolCallPart,
     ToolOutcome,
-    ToolReturnPart,
-    UploadedFile,
-    UploadedFileContent,
-    UrlSource,
     UserPromptPart,
 )
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest, UnsupportedModelFeature
+from zigai.providers._encode_core import availability_sentences, turns
+from zigai.providers.anthropic import _server_tools
 from zigai.providers.anthropic._errors import AnthropicEncodeError
 
 __all__ = ["PROVIDER_NAME", "RESERVED_KEYS", "encode_request", "encode_messages", "beta_features"]
 
 PROVIDER_NAME = "anthropic"
-WEB_SEARCH_TOOL = "web_search_20250305"
-WEB_FETCH_TOOL = "web_fetch_20250910"
-WEB_FETCH_BETA = "web-fetch-2025-09-10"
 FILES_BETA = "files-api-2025-04-14"
 
 #: Body keys the portable encoder owns; a ProviderExtraBody may not set them.
@@ -104,7 +82,7 @@ def _args_object(part: ToolCallPart | NativeToolCallPart, path: str) -> dict[str
 
 
 def _media_source(source: Any, kind: str, path: str) -> dict[str, Any]:
-    if isinstance(source, BytesSource):
+    if source.kind == "bytes":
         if kind == "document" and source.media_type == "text/plain":
             return {"type": "text", "media_type": "text/plain",
                     "data": source.data.decode("utf-8", "replace")}
@@ -113,15 +91,15 @@ def _media_source(source: Any, kind: str, path: str) -> dict[str, Any]:
             "media_type": source.media_type,
             "data": base64.b64encode(source.data).decode("ascii"),
         }
-    if isinstance(source, UrlSource):
+    if source.kind == "url":
         return {"type": "url", "url": source.url}
-    if isinstance(source, UploadedFile):
+    if source.kind == "uploaded-file":
         if source.provider_name != PROVIDER_NAME:
             raise AnthropicEncodeError(
                 f"{path}: file {source.file_id!r} belongs to {source.provider_name!r}", path=path
             )
         return {"type": "file", "file_id": source.file_id}
-    if isinstance(source, ProviderFileSource):
+    if source.kind == "provider-file":
         return {"type": "file", "file_id": source.file_id}
     raise AnthropicEncodeError(f"{path}: unsupported media source", path=path)
 
@@ -132,25 +110,25 @@ def _user_blocks(part: UserPromptPart, path: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for index, item in enumerate(part.content):
         where = f"{path}.content[{index}]"
-        if isinstance(item, TextContent):
+        if item.kind == "text":
             if item.text:
                 blocks.append({"type": "text", "text": item.text})
-        elif isinstance(item, TaggedText):
+        elif item.kind == "tagged-text":
             blocks.append({"type": "text", "text": f"<{item.tag}>{item.text}</{item.tag}>"})
-        elif isinstance(item, ImageContent):
+        elif item.kind == "image":
             blocks.append({"type": "image", "source": _media_source(item.source, "image", where)})
-        elif isinstance(item, DocumentContent):
+        elif item.kind == "document":
             block: dict[str, Any] = {
                 "type": "document", "source": _media_source(item.source, "document", where)
             }
             if item.title:
                 block["title"] = item.title
             blocks.append(block)
-        elif isinstance(item, UploadedFileContent):
+        elif item.kind == "uploaded-file":
             media = item.file.media_type or ""
             kind = "image" if media.startswith("image/") else "document"
             blocks.append({"type": kind, "source": _media_source(item.file, kind, where)})
-        elif isinstance(item, CachePoint):
+        elif item.kind == "cache-point":
             if not blocks:
                 raise AnthropicEncodeError(f"{where}: a cache point must follow content", path=where)
             control: dict[str, Any] = {"type": "ephemeral"}
@@ -166,11 +144,11 @@ def _request_blocks(message: RequestMessage, path: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for index, part in enumerate(message.parts):
         where = f"{path}.parts[{index}]"
-        if isinstance(part, (SystemPromptPart, InstructionPart)):
+        if part.part_kind in ("system-prompt", "instruction"):
             continue  # rendered into the top-level system field
-        if isinstance(part, UserPromptPart):
+        if part.part_kind == "user-prompt":
             blocks.extend(_user_blocks(part, where))
-        elif isinstance(part, ToolReturnPart):
+        elif part.part_kind == "tool-return":
             block: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": part.tool_call_id,
@@ -179,31 +157,26 @@ def _request_blocks(message: RequestMessage, path: str) -> list[dict[str, Any]]:
             if part.outcome is not ToolOutcome.success:
                 block["is_error"] = True
             blocks.append(block)
-        elif isinstance(part, RetryPromptPart):
+        elif part.part_kind == "retry-prompt":
             if part.tool_call_id is not None:
                 blocks.append({"type": "tool_result", "tool_use_id": part.tool_call_id,
                                "content": part.content, "is_error": True})
             else:
                 blocks.append({"type": "text", "text": part.content})
-        elif isinstance(part, CapabilityLoadReturnPart):
+        elif part.part_kind == "capability-load-return":
             result = part.content if part.content is not None else "\n\n".join(part.instructions)
             block = {"type": "tool_result", "tool_use_id": part.tool_call_id,
                      "content": result or "loaded"}
             if part.outcome is not ToolOutcome.success:
                 block["is_error"] = True
             blocks.append(block)
-        elif isinstance(part, SpeechPromptPart):
+        elif part.part_kind == "speech-prompt":
             if part.transcript is None:
                 raise UnsupportedModelFeature("Anthropic does not accept audio content")
             if part.transcript:
                 blocks.append({"type": "text", "text": part.transcript})
-        elif isinstance(part, ToolAvailabilityPart):
-            notes = []
-            if part.added:
-                notes.append("Tools now available: " + ", ".join(part.added) + ".")
-            if part.removed:
-                notes.append("Tools no longer available: " + ", ".join(part.removed) + ".")
-            blocks.append({"type": "text", "text": " ".join(notes)})
+        elif part.part_kind == "tool-availability":
+            blocks.append({"type": "text", "text": availability_sentences(part)})
         else:
             raise AnthropicEncodeError(f"{where}: cannot encode {type(part).__name__}", path=where)
     return blocks
@@ -217,10 +190,10 @@ def _response_blocks(message: Any, path: str) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for index, part in enumerate(message.parts):
         where = f"{path}.parts[{index}]"
-        if isinstance(part, TextPart):
+        if part.part_kind == "text":
             if part.content:
                 blocks.append({"type": "text", "text": part.content})
-        elif isinstance(part, ThinkingPart):
+        elif part.part_kind == "thinking":
             if not _is_ours(part.provider):
                 continue
             details = part.provider.details if part.provider is not None else None
@@ -230,47 +203,42 @@ def _response_blocks(message: Any, path: str) -> list[dict[str, Any]]:
             elif part.signature:
                 blocks.append({"type": "thinking", "thinking": part.content,
                                "signature": part.signature})
-        elif isinstance(part, ToolCallPart):
+        elif part.part_kind == "tool-call":
             blocks.append({"type": "tool_use", "id": part.tool_call_id, "name": part.tool_name,
                            "input": _args_object(part, where)})
-        elif isinstance(part, CapabilityLoadCallPart):
+        elif part.part_kind == "capability-load-call":
             # an ordinary tool_use, so the load's tool_result is never orphaned
             blocks.append({"type": "tool_use", "id": part.tool_call_id, "name": part.tool_name,
                            "input": {"capability_id": part.capability_id}})
-        elif isinstance(part, NativeToolCallPart):
+        elif part.part_kind == "native-tool-call":
             if _is_ours(part.provider):
-                blocks.append({"type": "server_tool_use", "id": part.tool_call_id,
-                               "name": part.tool_name, "input": _args_object(part, where)})
-        elif isinstance(part, NativeToolReturnPart):
+                details = part.provider.details
+                call: dict[str, Any] = {"type": "server_tool_use", "id": part.tool_call_id,
+                                        "name": part.tool_name}
+                if details is not None and details.get("type") == "mcp_tool_use":
+                    call["type"] = "mcp_tool_use"
+                    call["server_name"] = details.get("server_name")
+                call["input"] = _args_object(part, where)
+                blocks.append(call)
+        elif part.part_kind == "native-tool-return":
             if _is_ours(part.provider):
                 details = part.provider.details
                 block_type = details.get("type") if details is not None else None
                 if not isinstance(block_type, str):
                     block_type = f"{part.tool_name}_tool_result"
-                blocks.append({"type": block_type, "tool_use_id": part.tool_call_id,
-                               "content": thaw_json(part.content)})
+                result: dict[str, Any] = {"type": block_type, "tool_use_id": part.tool_call_id}
+                if details is not None and isinstance(details.get("is_error"), bool):
+                    result["is_error"] = details.get("is_error")
+                result["content"] = thaw_json(part.content)
+                blocks.append(result)
         # other response parts (files, speech, compaction ...) have no Messages API input form
     return blocks
 
 
 def encode_messages(messages: tuple[Message, ...]) -> tuple[list[str], list[dict[str, Any]]]:
     """``(system texts, messages)`` for the history, merging adjacent turns of one role."""
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        if isinstance(message, RequestMessage):
-            system.extend(p.content for p in message.parts if isinstance(p, SystemPromptPart))
-            role, blocks = "user", _request_blocks(message, path)
-        else:
-            role, blocks = "assistant", _response_blocks(message, path)
-        if not blocks:
-            continue
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks})
-    return system, turns
+    return turns(messages, _request_blocks, _response_blocks, roles=("user", "assistant"),
+                 key="content")
 
 
 def _tool_choice(request: ModelRequest, tool_names: list[str]) -> dict[str, Any] | None:
@@ -290,35 +258,18 @@ def _tool_choice(request: ModelRequest, tool_names: list[str]) -> dict[str, Any]
     return choice
 
 
-def _managed_tool(kind: str, config: Any) -> dict[str, Any]:
-    if kind == "web_search":
-        tool = {"type": WEB_SEARCH_TOOL, "name": "web_search"}
-    elif kind == "web_fetch":
-        tool = {"type": WEB_FETCH_TOOL, "name": "web_fetch"}
-    else:
-        raise UnsupportedModelFeature(f"Anthropic has no {kind} server tool")
-    if config:
-        extra = dict(config)
-        clash = sorted({"type", "name"} & set(extra))
-        if clash:
-            raise AnthropicEncodeError(f"managed tool config may not set {', '.join(clash)}")
-        tool.update(extra)
-    return tool
-
-
 def beta_features(request: ModelRequest) -> tuple[str, ...]:
     """The ``anthropic-beta`` features the encoded request relies on."""
     features = []
-    if any(m.kind == "web_fetch" for m in request.managed_tools):
-        features.append(WEB_FETCH_BETA)
+    features.extend(_server_tools.betas(request.managed_tools))
     for message in request.messages:
         if not isinstance(message, RequestMessage):
             continue
         for part in message.parts:
-            if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+            if part.part_kind == "user-prompt" and not isinstance(part.content, str):
                 for item in part.content:
                     source = getattr(item, "source", getattr(item, "file", None))
-                    if isinstance(source, (UploadedFile, ProviderFileSource)):
+                    if getattr(source, "kind", None) in ("uploaded-file", "provider-file"):
                         if FILES_BETA not in features:
                             features.append(FILES_BETA)
     return tuple(features)
@@ -355,9 +306,12 @@ def encode_request(
             entry["strict"] = True
         tools.append(entry)
     names = [t["name"] for t in tools]
-    tools.extend(_managed_tool(m.kind, m.config) for m in request.managed_tools)
+    tools.extend(_server_tools.server_tool(m) for m in request.managed_tools)
     if tools:
         body["tools"] = tools
+    servers = _server_tools.mcp_servers(request.managed_tools)
+    if servers:
+        body["mcp_servers"] = servers
     choice = _tool_choice(request, names)
     if choice is not None and tools:
         body["tool_choice"] = choice
@@ -390,7 +344,12 @@ def encode_request(
     if settings.service_tier is not None:
         body["service_tier"] = settings.service_tier
     if settings.extra_body is not None:
-        body.update(settings.extra_body.accept(PROVIDER_NAME, RESERVED_KEYS))
+        extra = settings.extra_body.accept(PROVIDER_NAME, RESERVED_KEYS)
+        if servers and "mcp_servers" in extra:
+            raise AnthropicEncodeError(
+                "mcp_servers comes from the mcp_server managed tools; do not also set it in "
+                "extra_body")
+        body.update(extra)
     if stream:
         body["stream"] = True
     return body

@@ -2,7 +2,8 @@
 
 Job
     :class:`Provider` / :class:`Client` speak Converse and ConverseStream on the regional
-    runtime (``https://bedrock-runtime.{region}.amazonaws.com``) with a Bedrock API key as
+    runtime (``https://bedrock-runtime.{region}.amazonaws.com``), signed with AWS Signature
+    Version 4 from the SDK credential chain (:mod:`.credentials`) or with a Bedrock API key as
     bearer token: instructions, system and text history, images and documents, function tools
     and results, structured output on recognized profiles, inference settings, service tiers,
     reasoning replay, normalized finish reasons and cache-aware usage.  ConverseStream's binary
@@ -18,9 +19,12 @@ Invariants
     * Malformed 2xx answers raise :class:`BedrockDecodeError` with the JSON path.
 
 Submodules: ``converse`` (provider, client, stream), ``profiles`` (families), ``_encode``,
-``_decode``, ``_errors``, ``mantle`` (the Chat Completions route).
+``_decode``, ``_errors``, ``mantle`` (the Chat Completions route), ``sigv4`` (the signature),
+``aws_auth`` (signer, region), ``credentials`` (chain, refresh), ``aws_config`` (shared
+files), ``aws_process`` (``credential_process``), ``aws_metadata`` (container and IMDSv2).
 
-    provider = Provider(api_key, "eu-west-1")
+    provider = Provider(region="eu-west-1")          # SigV4, SDK credential chain
+    provider = Provider(api_key, "eu-west-1")        # Bedrock API key
     client = Client("eu.anthropic.claude-sonnet-4-6", provider)
 """
 
@@ -46,11 +50,29 @@ from zigai.providers.bedrock._errors import (
     EventStreamNeedsChunks,
     InvalidBedrockModelId,
 )
+from zigai.providers.bedrock.aws_auth import (
+    MissingAwsRegion,
+    SigV4Signer,
+    region_from_model,
+    resolve_region,
+)
+from zigai.providers.bedrock.aws_config import AwsConfigError
+from zigai.providers.bedrock.aws_metadata import MetadataCredentialsError
+from zigai.providers.bedrock.aws_process import CredentialProcessFailed
 from zigai.providers.bedrock.converse import (
     Client,
     ConverseStreamedResponse,
     Provider,
     runtime_api_base,
+)
+from zigai.providers.bedrock.credentials import (
+    AwsCredentialChain,
+    AwsCredentials,
+    AwsCredentialsError,
+    AwsProfileNotFound,
+    IncompleteAwsCredentials,
+    NoAwsCredentials,
+    UnsupportedAwsCredentialSource,
 )
 from zigai.providers.bedrock.mantle import (
     AUTH,
@@ -70,17 +92,29 @@ __all__ = [
     "FINISH_REASONS",
     "MANTLE_DEFAULTS",
     "RESERVED_KEYS",
+    "AwsConfigError",
+    "AwsCredentialChain",
+    "AwsCredentials",
+    "AwsCredentialsError",
+    "AwsProfileNotFound",
     "BedrockDecodeError",
     "BedrockEncodeError",
     "Client",
+    "CredentialProcessFailed",
     "ConverseStreamedResponse",
     "EventStreamNeedsChunks",
+    "IncompleteAwsCredentials",
     "InvalidBedrockModelId",
     "InvalidBedrockRegion",
     "MantleClient",
+    "MetadataCredentialsError",
+    "MissingAwsRegion",
+    "NoAwsCredentials",
     "MantleProvider",
     "Provider",
+    "SigV4Signer",
     "StreamDecoder",
+    "UnsupportedAwsCredentialSource",
     "check_model_id",
     "check_region",
     "converse_profile",
@@ -92,5 +126,7 @@ __all__ = [
     "mantle_profile_lookup",
     "model_family",
     "model_path",
+    "region_from_model",
+    "resolve_region",
     "runtime_api_base",
 ]

@@ -32,41 +32,23 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
 from zigai import json as zjson
-from zigai.errors import JsonError
-from zigai.messages import (
-    BytesSource,
-    CachePoint,
-    CapabilityLoadCallPart,
-    CapabilityLoadReturnPart,
-    DocumentContent,
-    ImageContent,
-    InstructionPart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RequestMessage,
-    ResponseMessage,
-    RetryPromptPart,
-    SpeechPart,
-    SpeechPromptPart,
-    SystemPromptPart,
-    TaggedText,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolAvailabilityPart,
-    ToolCallPart,
-    ToolOutcome,
-    ToolReturnPart,
-    UrlSource,
-    UserPromptPart,
-)
+from zigai.messages import BytesSource, DocumentContent, ImageContent, UrlSource
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest
-from zigai.providers._native import availability_text, capability_result
+from zigai.providers._encode_core import (
+    ToolShape,
+    call_arguments,
+    copy_settings,
+    function_tools,
+    item_text,
+    user_items,
+    walk,
+)
 from zigai.providers.bedrock._errors import BedrockEncodeError, InvalidBedrockModelId
 from zigai.providers.bedrock.profiles import model_family
 
@@ -89,6 +71,9 @@ _DOCUMENT_FORMATS = {
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
     "text/html": "html", "text/plain": "txt", "text/markdown": "md",
 }
+_SETTINGS = (("maxTokens", "max_tokens"), ("temperature", "temperature"), ("topP", "top_p"))
+_TOOL_SHAPE = ToolShape("inputSchema", schema_wrapper="json", strict=True,
+                        wrap=lambda spec: {"toolSpec": spec})
 _DOCUMENT_NAME = re.compile(r"^[A-Za-z0-9\s\-()\[\]]{1,200}$")
 
 
@@ -143,22 +128,20 @@ def _media(item: ImageContent | DocumentContent) -> dict[str, Any]:
     return {"document": {"format": document_format, "name": name, "source": located}}
 
 
-def _user_blocks(part: UserPromptPart) -> list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return [{"text": part.content}] if part.content else []
-    blocks: list[dict[str, Any]] = []
-    for item in part.content:
-        if isinstance(item, TextContent):
-            blocks.append({"text": item.text})
-        elif isinstance(item, TaggedText):
-            blocks.append({"text": f"<{item.tag}>{item.text}</{item.tag}>"})
-        elif isinstance(item, (ImageContent, DocumentContent)):
-            blocks.append(_media(item))
-        elif isinstance(item, CachePoint):
-            blocks.append({"cachePoint": {"type": "default"}})
-        else:
-            raise BedrockEncodeError(f"Converse does not accept {item.kind} input")
-    return blocks
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"text": item_text(item)},
+    "tagged-text": lambda item: {"text": item_text(item)},
+    "image": lambda item: _media(item),
+    "document": lambda item: _media(item),
+    "cache-point": lambda item: {"cachePoint": {"type": "default"}},
+}
+
+
+def _user_blocks(part: Any) -> list[dict[str, Any]]:
+    content = user_items(part, _USER_ITEMS, label="Converse", error=BedrockEncodeError)
+    if isinstance(content, str):
+        return [{"text": content}] if content else []
+    return content
 
 
 def _tool_result(call_id: str, content: Any, *, error: bool) -> dict[str, Any]:
@@ -175,11 +158,11 @@ def _tool_result(call_id: str, content: Any, *, error: bool) -> dict[str, Any]:
 
 
 class _Conversation:
-    """Accumulates blocks into alternating messages."""
+    """Accumulates blocks into alternating messages (the request sink of the walk)."""
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
-        self.system: list[str] = []
+        self.system_texts: list[str] = []
 
     def add(self, role: str, blocks: list[dict[str, Any]]) -> None:
         if not blocks:
@@ -189,71 +172,47 @@ class _Conversation:
         else:
             self.messages.append({"role": role, "content": blocks})
 
-    def request_part(self, part: Any) -> None:
-        if isinstance(part, SystemPromptPart):
-            self.system.append(part.content)
-        elif isinstance(part, UserPromptPart):
-            self.add("user", _user_blocks(part))
-        elif isinstance(part, ToolReturnPart):
-            self.add("user", [_tool_result(part.tool_call_id, part.content,
-                                           error=part.outcome is not ToolOutcome.success)])
-        elif isinstance(part, RetryPromptPart):
-            if part.tool_call_id is None:
-                self.add("user", [{"text": part.content}])
-            else:
-                self.add("user", [_tool_result(part.tool_call_id, part.content, error=True)])
-        elif isinstance(part, CapabilityLoadReturnPart):
-            content, ok = capability_result(part)
-            self.add("user", [_tool_result(part.tool_call_id, content, error=not ok)])
-        elif isinstance(part, SpeechPromptPart):
-            if part.transcript is None:
-                raise BedrockEncodeError("Converse does not accept audio input")
-            self.add("user", [{"text": part.transcript}])
-        elif isinstance(part, ToolAvailabilityPart):
-            self.add("user", [{"text": availability_text(part)}])
-        elif not isinstance(part, InstructionPart):
-            raise BedrockEncodeError(f"a {type(part).__name__} cannot be sent to Converse")
+    def system(self, text: str) -> None:
+        self.system_texts.append(text)
 
-    def response(self, message: ResponseMessage) -> None:
-        blocks: list[dict[str, Any]] = []
-        for part in message.parts:
-            if isinstance(part, TextPart):
-                if part.content:
-                    blocks.append({"text": part.content})
-            elif isinstance(part, ThinkingPart):
-                block = _reasoning(part)
-                if block is not None:
-                    blocks.append(block)
-            elif isinstance(part, ToolCallPart):
-                blocks.append({"toolUse": {"toolUseId": part.tool_call_id,
-                                           "name": part.tool_name,
-                                           "input": _arguments(part)}})
-            elif isinstance(part, CapabilityLoadCallPart):
-                blocks.append({"toolUse": {"toolUseId": part.tool_call_id,
-                                           "name": part.tool_name,
-                                           "input": {"capability_id": part.capability_id}}})
-            elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
-                continue  # Converse runs no provider-side tools in this adapter
-            elif isinstance(part, SpeechPart):
-                if part.transcript is None:
-                    raise BedrockEncodeError("assistant audio without a transcript cannot be "
-                                             "replayed")
-                blocks.append({"text": part.transcript})
-            else:
-                raise BedrockEncodeError(f"a {part.part_kind} part cannot be replayed to "
-                                         "Converse")
-        self.add("assistant", blocks)
+    def user(self, part: Any) -> None:
+        self.add("user", _user_blocks(part))
+
+    def user_text(self, text: str) -> None:
+        self.add("user", [{"text": text}])
+
+    def tool_result(self, call_id: str, content: Any, *, error: bool, retry: bool) -> None:
+        self.add("user", [_tool_result(call_id, content, error=error)])
 
 
-def _arguments(part: ToolCallPart) -> Any:
-    try:
-        return zjson.parse(part.args or "{}", zjson.defaults.tool_payload)
-    except JsonError as exc:
-        raise BedrockEncodeError(f"tool call {part.tool_call_id!r} arguments are not JSON "
-                                 f"({exc})") from None
+class _Answer:
+    """One answer's blocks, added to the conversation as one assistant turn."""
+
+    def __init__(self, conversation: _Conversation) -> None:
+        self.conversation = conversation
+        self.blocks: list[dict[str, Any]] = []
+
+    def text(self, text: str) -> None:
+        self.blocks.append({"text": text})
+
+    def thinking(self, part: Any) -> None:
+        block = _reasoning(part)
+        if block is not None:
+            self.blocks.append(block)
+
+    def tool_call(self, part: Any) -> None:
+        arguments = call_arguments(part, BedrockEncodeError, f"tool call {part.tool_call_id!r}")
+        self.blocks.append({"toolUse": {"toolUseId": part.tool_call_id, "name": part.tool_name,
+                                        "input": arguments}})
+
+    def native_call(self, part: Any) -> None:
+        return  # Converse runs no provider-side tools in this adapter
+
+    def end(self) -> None:
+        self.conversation.add("assistant", self.blocks)
 
 
-def _reasoning(part: ThinkingPart) -> dict[str, Any] | None:
+def _reasoning(part: Any) -> dict[str, Any] | None:
     provider = part.provider
     if provider is None or provider.provider_name != PROVIDER_NAME:
         return None  # another provider's reasoning state means nothing to Converse
@@ -299,16 +258,7 @@ def _thinking_fields(request: ModelRequest, model_id: str) -> dict[str, Any]:
 def _tool_config(request: ModelRequest) -> dict[str, Any] | None:
     if not request.tools:
         return None
-    tools = []
-    for tool in request.tools:
-        spec: dict[str, Any] = {"name": tool.name}
-        if tool.description:
-            spec["description"] = tool.description
-        spec["inputSchema"] = {"json": thaw_json(tool.parameters_json_schema)}
-        if tool.strict is not None:
-            spec["strict"] = tool.strict
-        tools.append({"toolSpec": spec})
-    config: dict[str, Any] = {"tools": tools}
+    config: dict[str, Any] = {"tools": function_tools(request.tools, _TOOL_SHAPE)}
     choice = request.settings.tool_choice
     if choice == "none":
         raise BedrockEncodeError("Converse has no tool_choice 'none'; send no tools instead")
@@ -324,26 +274,15 @@ def encode_request(request: ModelRequest, *, model_id: str) -> dict[str, Any]:
     if request.managed_tools:
         raise BedrockEncodeError("this Converse adapter has no provider-managed tools")
     conversation = _Conversation()
-    for message in request.messages:
-        if isinstance(message, RequestMessage):
-            for part in message.parts:
-                conversation.request_part(part)
-        elif isinstance(message, ResponseMessage):
-            conversation.response(message)
-        else:
-            raise BedrockEncodeError(f"unknown message {type(message).__name__}")
+    walk(request.messages, conversation, lambda: _Answer(conversation), label="Converse",
+         error=BedrockEncodeError)
     body: dict[str, Any] = {"messages": conversation.messages}
-    system = [*conversation.system, *request.instructions]
+    system = [*conversation.system_texts, *request.instructions]
     if system:
         body["system"] = [{"text": text} for text in system if text]
     settings = request.settings
     inference: dict[str, Any] = {}
-    for key, value in (("maxTokens", settings.max_tokens), ("temperature", settings.temperature),
-                       ("topP", settings.top_p)):
-        if value is not None:
-            inference[key] = value
-    if settings.stop_sequences:
-        inference["stopSequences"] = list(settings.stop_sequences)
+    copy_settings(inference, settings, _SETTINGS, stop_key="stopSequences")
     if inference:
         body["inferenceConfig"] = inference
     tool_config = _tool_config(request)

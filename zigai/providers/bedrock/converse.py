@@ -1,8 +1,10 @@
 """Amazon Bedrock Converse: the regional ``Provider`` and the Converse ``Client``.
 
 ``runtime_api_base(region)`` builds ``https://bedrock-runtime.{region}.amazonaws.com`` after
-validating the region label.  ``Provider(api_key, region)`` authenticates with a Bedrock API
-key as a bearer token (``base_url`` replaces the regional root, e.g. a VPC endpoint).
+validating the region label.  ``Provider(region=...)`` signs every request with AWS Signature
+Version 4 from the SDK credential chain (:mod:`.credentials`, :mod:`.aws_auth`);
+``Provider(api_key, region)`` authenticates with a Bedrock API key as a bearer token instead
+(``base_url`` replaces the regional root, e.g. a VPC endpoint).
 ``Client`` implements :class:`~zigai.model.Model` over ``POST model/{id}/converse`` (the id
 percent-encoded, see :func:`~._encode.model_path`) and ``model/{id}/converse-stream``, whose
 body is binary AWS EventStream (:mod:`zigai.providers.eventstream`) read from the transport's
@@ -19,10 +21,11 @@ families (and ARNs that name none) fail closed unless the application supplies a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from zigai.control import RunControl
 from zigai.messages import ResponseMessage
 from zigai.model import ModelProfile, ModelRequest, ModelStreamEvent, StreamedResponse
 from zigai.provider import (
@@ -32,6 +35,8 @@ from zigai.provider import (
     ProviderServerError,
     RateLimited,
 )
+from zigai.provider.discovery import DiscoveryLimits, OwnedProviderModels
+from zigai.providers._discovery import list_models_with
 from zigai.providers._native import NativeClient, NativeProvider
 from zigai.providers._wire import DecodedLineStream, open_stream
 from zigai.providers.bedrock._decode import StreamDecoder, decode_response
@@ -42,13 +47,17 @@ from zigai.providers.bedrock._encode import (
     model_path,
 )
 from zigai.providers.bedrock._errors import BedrockDecodeError, EventStreamNeedsChunks
+from zigai.providers.bedrock.aws_auth import SigV4Signer, resolve_region
+from zigai.providers.bedrock.credentials import AwsCredentialChain, AwsCredentials
+from zigai.providers.bedrock.discovery import FoundationModelListing, control_api_base
 from zigai.providers.bedrock.mantle import AUTH, InvalidBedrockRegion, check_region
 from zigai.providers.bedrock.profiles import converse_profile
 from zigai.providers.eventstream import DEFAULT_MAX_MESSAGE_BYTES, EventStreamMessage, iter_messages
+from zigai.providers.http import AuthStyle, InvalidProviderConfiguration
 from zigai.providers.sse import SseEvent
-from zigai.security import UrlPolicy
+from zigai.security import Redactor, UrlPolicy
 from zigai.settings import ModelSettings
-from zigai.transport.base import Transport
+from zigai.transport.base import Transport, TransportRequest
 
 __all__ = ["Client", "ConverseStreamedResponse", "Provider", "runtime_api_base"]
 
@@ -61,9 +70,20 @@ def runtime_api_base(region: str) -> str:
 
 
 class Provider(NativeProvider):
-    """Bedrock runtime provider state: bearer API key, regional root, headers, policy."""
+    """Bedrock runtime provider state: credentials (SigV4 or a bearer API key), regional root,
+    headers, policy.
 
-    __slots__ = ("region",)
+    With ``api_key`` every request carries it as a bearer token and exactly one of ``region``
+    and ``base_url`` is required.  Without it every request is signed with AWS Signature
+    Version 4 using ``credentials`` (an :class:`~.credentials.AwsCredentials` or a configured
+    :class:`~.credentials.AwsCredentialChain`; default: the SDK chain over ``env``, which
+    defaults to ``os.environ``); the region defaults as :func:`~.aws_auth.resolve_region`
+    describes and also names the signing scope when ``base_url`` replaces the root.
+    :meth:`list_models` reads the control plane (``https://bedrock.{region}.amazonaws.com``,
+    or ``discovery_base_url``) within ``discovery_limits``.
+    """
+
+    __slots__ = ("region", "signer", "_base_secrets", "_control", "discovery_limits")
 
     provider_name = PROVIDER_NAME
     api_base = None
@@ -72,23 +92,83 @@ class Provider(NativeProvider):
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | None = None,
         region: str | None = None,
         transport: Transport | None = None,
         *,
+        credentials: AwsCredentials | AwsCredentialChain | None = None,
+        env: Mapping[str, str] | None = None,
         base_url: str | None = None,
         headers: Iterable[tuple[str, str]] = (),
         url_policy: UrlPolicy | None = None,
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
+        discovery_base_url: str | None = None,
+        discovery_limits: DiscoveryLimits | None = None,
     ) -> None:
-        if (region is None) == (base_url is None):
-            raise InvalidBedrockRegion("pass exactly one of region and base_url")
-        root = runtime_api_base(region) if region is not None else base_url
+        signer: SigV4Signer | None = None
+        if api_key is not None:
+            if credentials is not None:
+                raise InvalidProviderConfiguration(
+                    "pass api_key (bearer) or credentials (SigV4), not both")
+            if (region is None) == (base_url is None):
+                raise InvalidBedrockRegion("pass exactly one of region and base_url")
+        else:
+            chain = (credentials if isinstance(credentials, AwsCredentialChain)
+                     else AwsCredentialChain(credentials, env=env))
+            region = resolve_region(region=region, env=env, chain=chain)
+            signer = SigV4Signer(chain, region)
+        root = base_url if base_url is not None else runtime_api_base(str(region))
         super().__init__(api_key, transport, base_url=root, headers=headers,
                          url_policy=url_policy, profile_lookup=profile_lookup,
-                         request_timeout_ms=request_timeout_ms)
+                         request_timeout_ms=request_timeout_ms,
+                         auth=None if signer is None else AuthStyle.none())
         self.region = region
+        self.signer = signer
+        self._base_secrets = self._redactor.secrets
+        self.discovery_limits = discovery_limits
+        control = discovery_base_url
+        if control is None and base_url is None:
+            control = control_api_base(str(region))
+        self._control: Provider | None = None
+        if control is not None:
+            # the control plane: same credential (or the same chain) and signing region
+            self._control = Provider(
+                api_key, None if signer is None else region, self.transport,
+                base_url=control, headers=headers, url_policy=url_policy,
+                request_timeout_ms=request_timeout_ms,
+                credentials=None if signer is None else signer.chain, env=env,
+            )
+
+    def list_models(
+        self,
+        *,
+        limits: DiscoveryLimits | None = None,
+        control: RunControl | None = None,
+        deadline: float | None = None,
+        by_provider: str | None = None,
+        by_output_modality: str | None = None,
+    ) -> OwnedProviderModels:
+        """Bedrock's foundation models (``ListFoundationModels`` on the control plane),
+        authenticated like every runtime call; ``by_provider`` / ``by_output_modality`` filter
+        server side.  With ``base_url`` set, pass ``discovery_base_url`` too."""
+        if self._control is None:
+            raise self._unsupported(
+                "list_models", "base_url replaces the runtime root; pass discovery_base_url")
+        return list_models_with(
+            self._control, lambda bounds: FoundationModelListing(by_provider, by_output_modality),
+            limits=limits, default_limits=self.discovery_limits, control=control,
+            deadline=deadline,
+        )
+
+    def _authenticate(self, request: TransportRequest) -> TransportRequest:
+        if self.signer is None:
+            return request
+        signed, credentials = self.signer.sign(request)
+        secrets = (*self._base_secrets, *credentials.secrets())
+        if self._redactor.secrets != secrets:
+            self._redactor = Redactor(secrets=secrets)
+        return signed
 
 
 def _raise_for_message(message: EventStreamMessage, provider_name: str) -> None:

@@ -28,39 +28,13 @@
 
 from __future__ import annotations
 
-import base64
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zigai import json as zjson
-from zigai.messages import (
-    BytesSource,
-    CachePoint,
-    CapabilityLoadCallPart,
-    CapabilityLoadReturnPart,
-    DocumentContent,
-    ImageContent,
-    InstructionPart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RequestMessage,
-    ResponseMessage,
-    RetryPromptPart,
-    SpeechPart,
-    SpeechPromptPart,
-    SystemPromptPart,
-    TaggedText,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolAvailabilityPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UrlSource,
-    UserPromptPart,
-)
-from zigai.messages.json_value import thaw_json
+from zigai.messages import ThinkingPart
 from zigai.model import ModelRequest
-from zigai.providers._native import availability_text, capability_result
+from zigai.providers import _encode_core as core
 from zigai.providers.cohere._errors import CohereEncodeError
 
 __all__ = ["EXTENSION_TAG", "PROVIDER_NAME", "RESERVED_KEYS", "encode_messages", "encode_request"]
@@ -75,85 +49,64 @@ RESERVED_KEYS = frozenset({
 _CITATION_MODES = frozenset({"FAST", "ACCURATE", "OFF", "ENABLED", "DISABLED"})
 _SAFETY_MODES = frozenset({"CONTEXTUAL", "STRICT", "OFF"})
 MAX_PRIORITY = 999
+_SETTINGS = (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("p", "top_p"),
+             ("k", "top_k"), ("seed", "seed"), ("presence_penalty", "presence_penalty"),
+             ("frequency_penalty", "frequency_penalty"), ("logprobs", "logprobs"))
+_TOOL_SHAPE = core.ToolShape("parameters", wrap=lambda spec: {"type": "function", "function": spec})
 
 
-def _result_text(content: Any) -> str:
-    return content if isinstance(content, str) else zjson.dumps(thaw_json(content))
+def _image(item: Any) -> dict[str, Any]:
+    url = core.media_url(item, CohereEncodeError,
+                    "Cohere v2 Chat takes images as data or URLs, not provider file ids")
+    image: dict[str, Any] = {"url": url}
+    if item.detail is not None:
+        image["detail"] = item.detail
+    return {"type": "image_url", "image_url": image}
 
 
-def _user_content(part: UserPromptPart) -> str | list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return part.content
-    items: list[dict[str, Any]] = []
-    for item in part.content:
-        if isinstance(item, TextContent):
-            items.append({"type": "text", "text": item.text})
-        elif isinstance(item, TaggedText):
-            items.append({"type": "text", "text": f"<{item.tag}>{item.text}</{item.tag}>"})
-        elif isinstance(item, ImageContent):
-            source = item.source
-            if isinstance(source, BytesSource):
-                data = base64.b64encode(source.data).decode("ascii")
-                url = f"data:{source.media_type};base64,{data}"
-            elif isinstance(source, UrlSource):
-                url = source.url
-            else:
-                raise CohereEncodeError("Cohere v2 Chat takes images as data or URLs, not "
-                                        "provider file ids")
-            image: dict[str, Any] = {"url": url}
-            if item.detail is not None:
-                image["detail"] = item.detail
-            items.append({"type": "image_url", "image_url": image})
-        elif isinstance(item, DocumentContent):
-            source = item.source
-            if not (isinstance(source, BytesSource) and source.media_type.startswith("text/")):
-                raise CohereEncodeError("Cohere v2 Chat documents must be inline text")
-            document: dict[str, Any] = {"data": source.data.decode("utf-8", "replace")}
-            if item.title is not None:
-                document["id"] = item.title
-            items.append({"type": "document", "document": document})
-        elif isinstance(item, CachePoint):
-            continue  # Cohere caches prompt prefixes itself
-        else:
-            raise CohereEncodeError(f"Cohere v2 Chat does not accept {item.kind} input")
-    return items
+def _text_document(item: Any) -> dict[str, Any]:
+    source = item.source
+    if not (source.kind == "bytes" and source.media_type.startswith("text/")):
+        raise CohereEncodeError("Cohere v2 Chat documents must be inline text")
+    document: dict[str, Any] = {"data": source.data.decode("utf-8", "replace")}
+    if item.title is not None:
+        document["id"] = item.title
+    return {"type": "document", "document": document}
 
 
-def _tool_message(call_id: str, item: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "content": [item]}
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"type": "text", "text": core.item_text(item)},
+    "tagged-text": lambda item: {"type": "text", "text": core.item_text(item)},
+    "image": _image,
+    "document": _text_document,
+    "cache-point": lambda item: None,  # Cohere caches prompt prefixes itself
+}
 
 
 def _document(text: str) -> dict[str, Any]:
     return {"type": "document", "document": {"data": text}}
 
 
-def _request_part(part: Any, out: list[dict[str, Any]]) -> None:
-    if isinstance(part, SystemPromptPart):
-        out.append({"role": "system", "content": part.content})
-    elif isinstance(part, UserPromptPart):
-        content = _user_content(part)
+class _Requests:
+    """Request parts as v2 Chat messages (see :func:`zigai.providers._encode_core.walk`)."""
+
+    def __init__(self, out: list[dict[str, Any]]) -> None:
+        self.out = out
+
+    def system(self, text: str) -> None:
+        self.out.append({"role": "system", "content": text})
+
+    def user(self, part: Any) -> None:
+        content = core.user_items(part, _USER_ITEMS, label="Cohere v2 Chat", error=CohereEncodeError)
         if content != []:
-            out.append({"role": "user", "content": content})
-    elif isinstance(part, ToolReturnPart):
-        out.append(_tool_message(part.tool_call_id, _document(_result_text(part.content))))
-    elif isinstance(part, RetryPromptPart):
-        if part.tool_call_id is None:
-            out.append({"role": "user", "content": part.content})
-        else:
-            out.append(_tool_message(part.tool_call_id, {"type": "text", "text": part.content}))
-    elif isinstance(part, CapabilityLoadReturnPart):
-        content, _ = capability_result(part)
-        out.append(_tool_message(part.tool_call_id, _document(_result_text(content))))
-    elif isinstance(part, SpeechPromptPart):
-        if part.transcript is None:
-            raise CohereEncodeError("Cohere v2 Chat does not accept audio input")
-        out.append({"role": "user", "content": part.transcript})
-    elif isinstance(part, ToolAvailabilityPart):
-        out.append({"role": "user", "content": availability_text(part)})
-    elif isinstance(part, InstructionPart):
-        return  # request instructions travel in ModelRequest.instructions
-    else:  # pragma: no cover - the request part union is closed
-        raise CohereEncodeError(f"a {type(part).__name__} cannot be sent to Cohere v2 Chat")
+            self.out.append({"role": "user", "content": content})
+
+    def user_text(self, text: str) -> None:
+        self.out.append({"role": "user", "content": text})
+
+    def tool_result(self, call_id: str, content: Any, *, error: bool, retry: bool) -> None:
+        item = {"type": "text", "text": content} if retry else _document(core.result_text(content))
+        self.out.append({"role": "tool", "tool_call_id": call_id, "content": [item]})
 
 
 def is_tool_plan(part: ThinkingPart) -> bool:
@@ -161,46 +114,46 @@ def is_tool_plan(part: ThinkingPart) -> bool:
     return details is not None and details.get("tool_plan") is True
 
 
-def _assistant(message: ResponseMessage) -> dict[str, Any] | None:
-    content: list[dict[str, Any]] = []
-    plans: list[str] = []
-    calls: list[dict[str, Any]] = []
-    for part in message.parts:
-        if isinstance(part, TextPart):
-            if part.content:
-                content.append({"type": "text", "text": part.content})
-        elif isinstance(part, ThinkingPart):
-            if part.provider is None or part.provider.provider_name != PROVIDER_NAME:
-                continue  # another provider's reasoning state means nothing here
-            if is_tool_plan(part):
-                plans.append(part.content)
-            elif part.content:
-                content.append({"type": "thinking", "thinking": part.content})
-        elif isinstance(part, ToolCallPart):
-            calls.append({"id": part.tool_call_id, "type": "function",
-                          "function": {"name": part.tool_name, "arguments": part.args}})
-        elif isinstance(part, CapabilityLoadCallPart):
-            arguments = zjson.dumps({"capability_id": part.capability_id})
-            calls.append({"id": part.tool_call_id, "type": "function",
-                          "function": {"name": part.tool_name, "arguments": arguments}})
-        elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
-            continue  # Cohere executes no provider-side tools
-        elif isinstance(part, SpeechPart):
-            if part.transcript is None:
-                raise CohereEncodeError("assistant audio without a transcript cannot be replayed")
-            content.append({"type": "text", "text": part.transcript})
-        else:
-            raise CohereEncodeError(f"a {part.part_kind} part cannot be replayed to Cohere")
-    if not (content or plans or calls):
-        return None
-    out: dict[str, Any] = {"role": "assistant"}
-    if content:
-        out["content"] = content
-    if plans:
-        out["tool_plan"] = "".join(plans)
-    if calls:
-        out["tool_calls"] = calls
-    return out
+class _Answer:
+    """One answer's parts as a single assistant message (text, tool plan, tool calls)."""
+
+    def __init__(self, out: list[dict[str, Any]]) -> None:
+        self.out = out
+        self.content: list[dict[str, Any]] = []
+        self.plans: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+
+    def text(self, text: str) -> None:
+        self.content.append({"type": "text", "text": text})
+
+    def thinking(self, part: Any) -> None:
+        if not core.is_own(part, PROVIDER_NAME):
+            return  # another provider's reasoning state means nothing here
+        if is_tool_plan(part):
+            self.plans.append(part.content)
+        elif part.content:
+            self.content.append({"type": "thinking", "thinking": part.content})
+
+    def tool_call(self, part: Any) -> None:
+        arguments = (part.args if part.part_kind == "tool-call"
+                     else zjson.dumps({"capability_id": part.capability_id}))
+        self.calls.append({"id": part.tool_call_id, "type": "function",
+                           "function": {"name": part.tool_name, "arguments": arguments}})
+
+    def native_call(self, part: Any) -> None:
+        return  # Cohere executes no provider-side tools
+
+    def end(self) -> None:
+        if not (self.content or self.plans or self.calls):
+            return
+        message: dict[str, Any] = {"role": "assistant"}
+        if self.content:
+            message["content"] = self.content
+        if self.plans:
+            message["tool_plan"] = "".join(self.plans)
+        if self.calls:
+            message["tool_calls"] = self.calls
+        self.out.append(message)
 
 
 def encode_messages(request: ModelRequest) -> list[dict[str, Any]]:
@@ -208,16 +161,8 @@ def encode_messages(request: ModelRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.instructions:
         out.append({"role": "system", "content": "\n\n".join(request.instructions)})
-    for message in request.messages:
-        if isinstance(message, RequestMessage):
-            for part in message.parts:
-                _request_part(part, out)
-        elif isinstance(message, ResponseMessage):
-            assistant = _assistant(message)
-            if assistant is not None:
-                out.append(assistant)
-        else:
-            raise CohereEncodeError(f"unknown message {type(message).__name__}")
+    core.walk(request.messages, _Requests(out), lambda: _Answer(out), label="Cohere v2 Chat",
+         error=CohereEncodeError)
     return out
 
 
@@ -253,17 +198,7 @@ def _check_extension(body: dict[str, Any]) -> None:
 
 def _apply_settings(body: dict[str, Any], request: ModelRequest) -> None:
     settings = request.settings
-    pairs = (
-        ("max_tokens", settings.max_tokens), ("temperature", settings.temperature),
-        ("p", settings.top_p), ("k", settings.top_k), ("seed", settings.seed),
-        ("presence_penalty", settings.presence_penalty),
-        ("frequency_penalty", settings.frequency_penalty), ("logprobs", settings.logprobs),
-    )
-    for key, value in pairs:
-        if value is not None:
-            body[key] = value
-    if settings.stop_sequences:
-        body["stop_sequences"] = list(settings.stop_sequences)
+    core.copy_settings(body, settings, _SETTINGS, stop_key="stop_sequences")
     if settings.tool_choice in ("required", "none") and request.tools:
         body["tool_choice"] = settings.tool_choice.upper()
     if settings.thinking_budget_tokens is not None:
@@ -291,14 +226,7 @@ def encode_request(request: ModelRequest, *, model_name: str, stream: bool = Fal
     body: dict[str, Any] = {"model": model_name, "stream": stream,
                             "messages": encode_messages(request)}
     if request.tools:
-        tools = []
-        for tool in request.tools:
-            function: dict[str, Any] = {"name": tool.name}
-            if tool.description:
-                function["description"] = tool.description
-            function["parameters"] = dict(tool.parameters_json_schema)
-            tools.append({"type": "function", "function": function})
-        body["tools"] = tools
+        body["tools"] = core.function_tools(request.tools, _TOOL_SHAPE)
     _apply_settings(body, request)
     extra = request.settings.extra_body
     if extra is not None:

@@ -29,39 +29,18 @@ from typing import Any
 
 from zigai import json as zjson
 from zigai.messages import (
-    AudioContent,
-    BinaryContent,
     BytesSource,
-    CapabilityLoadCallPart,
-    CapabilityLoadReturnPart,
-    DocumentContent,
-    FilePart,
-    ImageContent,
-    InstructionPart,
     Message,
     NativeToolCallPart,
     NativeToolReturnPart,
-    ProviderFileSource,
     RequestMessage,
-    RetryPromptPart,
-    SpeechPromptPart,
-    SystemPromptPart,
-    TaggedText,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolAvailabilityPart,
     ToolCallPart,
     ToolOutcome,
-    ToolReturnPart,
-    UploadedFile,
-    UploadedFileContent,
-    UrlSource,
     UserPromptPart,
-    VideoContent,
 )
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest, UnsupportedModelFeature
+from zigai.providers._encode_core import availability_sentences, turns
 from zigai.providers.google._errors import GoogleEncodeError
 from zigai.providers.google._schema import gemini_schema
 
@@ -86,11 +65,11 @@ _UNSUPPORTED_SETTINGS = ("parallel_tool_calls", "truncation", "service_tier")
 
 
 def _blob(source: Any, default_type: str | None, path: str) -> dict[str, Any]:
-    if isinstance(source, BytesSource):
+    if source.kind == "bytes":
         return {"inlineData": {"mimeType": source.media_type,
                                "data": base64.b64encode(source.data).decode("ascii")}}
-    if isinstance(source, (UrlSource, ProviderFileSource, UploadedFile)):
-        uri = source.url if isinstance(source, UrlSource) else source.file_id
+    if source.kind in ("url", "provider-file", "uploaded-file"):
+        uri = source.url if source.kind == "url" else source.file_id
         mime = source.media_type or default_type
         data: dict[str, Any] = {"fileUri": uri}
         if mime:
@@ -105,15 +84,15 @@ def _user_parts(part: UserPromptPart, path: str) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for index, item in enumerate(part.content):
         where = f"{path}.content[{index}]"
-        if isinstance(item, TextContent):
+        if item.kind == "text":
             parts.append({"text": item.text})
-        elif isinstance(item, TaggedText):
+        elif item.kind == "tagged-text":
             parts.append({"text": f"<{item.tag}>{item.text}</{item.tag}>"})
-        elif isinstance(item, (ImageContent, AudioContent, VideoContent, DocumentContent)):
+        elif item.kind in ("image", "audio", "video", "document"):
             parts.append(_blob(item.source, None, where))
-        elif isinstance(item, BinaryContent):
+        elif item.kind == "binary":
             parts.append(_blob(BytesSource(item.data, item.media_type), None, where))
-        elif isinstance(item, UploadedFileContent):
+        elif item.kind == "uploaded-file":
             parts.append(_blob(item.file, None, where))
         else:
             raise UnsupportedModelFeature(f"Gemini does not accept {item.kind} content")
@@ -128,36 +107,31 @@ def _request_parts(message: RequestMessage, path: str) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for index, part in enumerate(message.parts):
         where = f"{path}.parts[{index}]"
-        if isinstance(part, (SystemPromptPart, InstructionPart)):
+        if part.part_kind in ("system-prompt", "instruction"):
             continue
-        if isinstance(part, UserPromptPart):
+        if part.part_kind == "user-prompt":
             parts.extend(_user_parts(part, where))
-        elif isinstance(part, ToolReturnPart):
+        elif part.part_kind == "tool-return":
             key = "result" if part.outcome is ToolOutcome.success else "error"
             parts.append({"functionResponse": {"name": part.tool_name,
                                                "response": {key: _response_value(part.content)},
                                                "id": part.tool_call_id}})
-        elif isinstance(part, RetryPromptPart):
+        elif part.part_kind == "retry-prompt":
             if part.tool_call_id is not None and part.tool_name is not None:
                 parts.append({"functionResponse": {"name": part.tool_name,
                                                    "response": {"error": part.content},
                                                    "id": part.tool_call_id}})
             else:
                 parts.append({"text": part.content})
-        elif isinstance(part, CapabilityLoadReturnPart):
+        elif part.part_kind == "capability-load-return":
             key = "result" if part.outcome is ToolOutcome.success else "error"
             value = part.content if part.content is not None else list(part.instructions)
             parts.append({"functionResponse": {"name": part.tool_name, "response": {key: value},
                                                "id": part.tool_call_id}})
-        elif isinstance(part, SpeechPromptPart):
+        elif part.part_kind == "speech-prompt":
             parts.append(_blob(part.audio.source, None, where))
-        elif isinstance(part, ToolAvailabilityPart):
-            notes = []
-            if part.added:
-                notes.append("Tools now available: " + ", ".join(part.added) + ".")
-            if part.removed:
-                notes.append("Tools no longer available: " + ", ".join(part.removed) + ".")
-            parts.append({"text": " ".join(notes)})
+        elif part.part_kind == "tool-availability":
+            parts.append({"text": availability_sentences(part)})
         else:
             raise GoogleEncodeError(f"{where}: cannot encode {type(part).__name__}", path=where)
     return parts
@@ -187,7 +161,7 @@ def _code_execution(
         return None
     details = part.provider.details
     keep_id = details is None or details.get(SYNTHESIZED_ID_KEY) is not True
-    if isinstance(part, NativeToolCallPart):
+    if part.part_kind == "native-tool-call":
         args = _args(part, path)
         code = args.get("code")
         if not isinstance(code, str):
@@ -214,7 +188,7 @@ def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, 
     for index, part in enumerate(message.parts):
         where = f"{path}.parts[{index}]"
         out: dict[str, Any] | None = None
-        if isinstance(part, ThinkingPart):
+        if part.part_kind == "thinking":
             if part.provider is None or part.provider.provider_name != provider_name:
                 continue
             out = {"text": part.content, "thought": True}
@@ -222,26 +196,26 @@ def _model_parts(message: Any, path: str, provider_name: str) -> list[dict[str, 
                 out["thoughtSignature"] = part.signature
             parts.append(out)
             continue
-        if isinstance(part, TextPart):
+        if part.part_kind == "text":
             out = {"text": part.content}
-        elif isinstance(part, ToolCallPart):
+        elif part.part_kind == "tool-call":
             out = {"functionCall": {"name": part.tool_name, "args": _args(part, where),
                                     "id": part.tool_call_id}}
-        elif isinstance(part, CapabilityLoadCallPart):
+        elif part.part_kind == "capability-load-call":
             # an ordinary functionCall, so the load's functionResponse is never orphaned
             out = {"functionCall": {"name": part.tool_name,
                                     "args": {"capability_id": part.capability_id},
                                     "id": part.tool_call_id}}
-        elif isinstance(part, FilePart):
+        elif part.part_kind == "file":
             out = _blob(part.source, None, where)
-        elif isinstance(part, (NativeToolCallPart, NativeToolReturnPart)):
+        elif part.part_kind in ("native-tool-call", "native-tool-return"):
             out = _code_execution(part, where, provider_name)
         if out is None:
             continue
         signature = _signature(part, provider_name)
         if signature is not None:
             out["thoughtSignature"] = signature
-        elif isinstance(part, TextPart) and not part.content:
+        elif part.part_kind == "text" and not part.content:
             continue
         parts.append(out)
     return parts
@@ -251,22 +225,9 @@ def encode_contents(
     messages: tuple[Message, ...], provider_name: str
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """``(system texts, contents)`` for the history, merging adjacent contents of one role."""
-    system: list[str] = []
-    contents: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        path = f"messages[{index}]"
-        if isinstance(message, RequestMessage):
-            system.extend(p.content for p in message.parts if isinstance(p, SystemPromptPart))
-            role, parts = "user", _request_parts(message, path)
-        else:
-            role, parts = "model", _model_parts(message, path, provider_name)
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
-    return system, contents
+    return turns(messages, _request_parts,
+                 lambda message, path: _model_parts(message, path, provider_name),
+                 roles=("user", "model"), key="parts")
 
 
 def _thinking_config(request: ModelRequest, include_thoughts: bool | None) -> dict[str, Any]:

@@ -29,40 +29,21 @@ belong to the initial request, and a request carrying them is refused before I/O
 
 from __future__ import annotations
 
-import base64
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from zigai import json as zjson
-from zigai.errors import JsonError
-from zigai.messages import (
-    BytesSource,
-    CachePoint,
-    CapabilityLoadCallPart,
-    CapabilityLoadReturnPart,
-    DocumentContent,
-    ImageContent,
-    InstructionPart,
-    NativeToolCallPart,
-    NativeToolReturnPart,
-    RequestMessage,
-    ResponseMessage,
-    RetryPromptPart,
-    SpeechPart,
-    SpeechPromptPart,
-    SystemPromptPart,
-    TaggedText,
-    TextContent,
-    TextPart,
-    ThinkingPart,
-    ToolAvailabilityPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UrlSource,
-    UserPromptPart,
-)
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelRequest
-from zigai.providers._native import availability_text, capability_result
+from zigai.providers._encode_core import (
+    call_arguments,
+    copy_settings,
+    is_own,
+    item_text,
+    media_url,
+    result_text,
+    user_items,
+    walk,
+)
 from zigai.providers.mistral._errors import MistralEncodeError
 from zigai.providers.mistral.tools import MistralTool, encode_tools
 
@@ -76,96 +57,57 @@ EXTENSION_TAG = "mistral"
 RESERVED_KEYS = frozenset({"model", "inputs", "instructions", "tools", "completion_args",
                            "store", "stream", "agent_id", "agent_version"})
 APPEND_RESERVED_KEYS = frozenset({"inputs", "completion_args", "store", "stream"})
+_SETTINGS = (("max_tokens", "max_tokens"), ("temperature", "temperature"), ("top_p", "top_p"),
+             ("random_seed", "seed"), ("presence_penalty", "presence_penalty"),
+             ("frequency_penalty", "frequency_penalty"))
 
 
 def _entry(kind: str, **fields: Any) -> dict[str, Any]:
     return {"object": "entry", "type": kind, **fields}
 
 
-def _result_text(content: Any) -> str:
-    return content if isinstance(content, str) else zjson.dumps(thaw_json(content))
+def _media(item: Any) -> dict[str, Any]:
+    url = media_url(item, MistralEncodeError, f"Mistral Conversations takes {item.kind} input "
+                    "as data or a URL, not a provider file id")
+    if item.kind == "image":
+        return {"type": "image_url", "image_url": url}
+    chunk: dict[str, Any] = {"type": "document_url", "document_url": url}
+    if item.title is not None:
+        chunk["document_name"] = item.title
+    return chunk
 
 
-def _data_url(source: BytesSource) -> str:
-    return f"data:{source.media_type};base64,{base64.b64encode(source.data).decode('ascii')}"
+_USER_ITEMS: Mapping[str, Callable[[Any], dict[str, Any] | None]] = {
+    "text": lambda item: {"type": "text", "text": item_text(item)},
+    "tagged-text": lambda item: {"type": "text", "text": item_text(item)},
+    "image": _media,
+    "document": _media,
+    "cache-point": lambda item: None,
+}
 
 
-def _user_content(part: UserPromptPart) -> str | list[dict[str, Any]]:
-    if isinstance(part.content, str):
-        return part.content
-    chunks: list[dict[str, Any]] = []
-    for item in part.content:
-        if isinstance(item, TextContent):
-            chunks.append({"type": "text", "text": item.text})
-        elif isinstance(item, TaggedText):
-            chunks.append({"type": "text", "text": f"<{item.tag}>{item.text}</{item.tag}>"})
-        elif isinstance(item, (ImageContent, DocumentContent)):
-            source = item.source
-            if isinstance(source, BytesSource):
-                url = _data_url(source)
-            elif isinstance(source, UrlSource):
-                url = source.url
-            else:
-                raise MistralEncodeError(f"Mistral Conversations takes {item.kind} input as "
-                                         "data or a URL, not a provider file id")
-            if isinstance(item, ImageContent):
-                chunks.append({"type": "image_url", "image_url": url})
-            else:
-                chunk: dict[str, Any] = {"type": "document_url", "document_url": url}
-                if item.title is not None:
-                    chunk["document_name"] = item.title
-                chunks.append(chunk)
-        elif isinstance(item, CachePoint):
-            continue
-        else:
-            raise MistralEncodeError(f"Mistral Conversations does not accept {item.kind} input")
-    return chunks
+class _Requests:
+    """Request parts as input entries; system prompts are collected for ``instructions``."""
 
+    def __init__(self, out: list[dict[str, Any]], system: list[str]) -> None:
+        self.out = out
+        self.system_texts = system
 
-def _function_result(call_id: str, text: str) -> dict[str, Any]:
-    return _entry("function.result", tool_call_id=call_id, result=text)
+    def system(self, text: str) -> None:
+        self.system_texts.append(text)
 
-
-def _request_part(part: Any, out: list[dict[str, Any]], system: list[str]) -> None:
-    if isinstance(part, SystemPromptPart):
-        system.append(part.content)
-    elif isinstance(part, UserPromptPart):
-        content = _user_content(part)
+    def user(self, part: Any) -> None:
+        content = user_items(part, _USER_ITEMS, label="Mistral Conversations",
+                             error=MistralEncodeError)
         if content != []:
-            out.append(_entry("message.input", role="user", content=content))
-    elif isinstance(part, ToolReturnPart):
-        out.append(_function_result(part.tool_call_id, _result_text(part.content)))
-    elif isinstance(part, RetryPromptPart):
-        if part.tool_call_id is None:
-            out.append(_entry("message.input", role="user", content=part.content))
-        else:
-            out.append(_function_result(part.tool_call_id, part.content))
-    elif isinstance(part, CapabilityLoadReturnPart):
-        content, _ = capability_result(part)
-        out.append(_function_result(part.tool_call_id, _result_text(content)))
-    elif isinstance(part, SpeechPromptPart):
-        if part.transcript is None:
-            raise MistralEncodeError("Mistral Conversations does not accept audio input")
-        out.append(_entry("message.input", role="user", content=part.transcript))
-    elif isinstance(part, ToolAvailabilityPart):
-        out.append(_entry("message.input", role="user", content=availability_text(part)))
-    elif isinstance(part, InstructionPart):
-        return
-    else:  # pragma: no cover - the request part union is closed
-        raise MistralEncodeError(f"a {type(part).__name__} cannot be sent to Mistral")
+            self.user_text(content)
 
+    def user_text(self, text: Any) -> None:
+        self.out.append(_entry("message.input", role="user", content=text))
 
-def _arguments(args: str, where: str) -> Any:
-    try:
-        value = zjson.parse(args or "{}", zjson.defaults.tool_payload)
-    except JsonError as exc:
-        raise MistralEncodeError(f"{where}: tool call arguments are not JSON ({exc})") from None
-    return value
-
-
-def _own(part: Any) -> bool:
-    provider = getattr(part, "provider", None)
-    return provider is not None and provider.provider_name == PROVIDER_NAME
+    def tool_result(self, call_id: str, content: Any, *, error: bool, retry: bool) -> None:
+        self.out.append(_entry("function.result", tool_call_id=call_id,
+                               result=result_text(content)))
 
 
 class _Assistant:
@@ -175,7 +117,7 @@ class _Assistant:
         self.out = out
         self.chunks: list[dict[str, Any]] = []
 
-    def flush(self) -> None:
+    def end(self) -> None:
         if not self.chunks:
             return
         if len(self.chunks) == 1 and self.chunks[0]["type"] == "text":
@@ -185,37 +127,27 @@ class _Assistant:
         self.out.append(_entry("message.output", role="assistant", content=content))
         self.chunks = []
 
-    def add(self, part: Any) -> None:
-        if isinstance(part, TextPart):
-            if part.content:
-                self.chunks.append({"type": "text", "text": part.content})
-        elif isinstance(part, ThinkingPart):
-            if _own(part) and part.content:
-                self.chunks.append({"type": "thinking",
-                                    "thinking": [{"type": "text", "text": part.content}]})
-        elif isinstance(part, SpeechPart):
-            if part.transcript is None:
-                raise MistralEncodeError("assistant audio without a transcript cannot be replayed")
-            self.chunks.append({"type": "text", "text": part.transcript})
-        elif isinstance(part, (ToolCallPart, CapabilityLoadCallPart)):
-            self.flush()
-            if isinstance(part, ToolCallPart):
-                arguments = _arguments(part.args, f"tool call {part.tool_call_id!r}")
-            else:
-                arguments = {"capability_id": part.capability_id}
-            self.out.append(_entry("function.call", tool_call_id=part.tool_call_id,
-                                   name=part.tool_name, arguments=arguments))
-        elif isinstance(part, NativeToolCallPart):
-            if _own(part):
-                self.flush()
-                self.out.append(_tool_execution(part))
-        elif isinstance(part, NativeToolReturnPart):
-            return  # the execution entry travels with its call part
-        else:
-            raise MistralEncodeError(f"a {part.part_kind} part cannot be replayed to Mistral")
+    def text(self, text: str) -> None:
+        self.chunks.append({"type": "text", "text": text})
+
+    def thinking(self, part: Any) -> None:
+        if is_own(part, PROVIDER_NAME) and part.content:
+            self.chunks.append({"type": "thinking",
+                                "thinking": [{"type": "text", "text": part.content}]})
+
+    def tool_call(self, part: Any) -> None:
+        self.end()
+        arguments = call_arguments(part, MistralEncodeError, f"tool call {part.tool_call_id!r}")
+        self.out.append(_entry("function.call", tool_call_id=part.tool_call_id,
+                               name=part.tool_name, arguments=arguments))
+
+    def native_call(self, part: Any) -> None:
+        if is_own(part, PROVIDER_NAME):
+            self.end()
+            self.out.append(_tool_execution(part))
 
 
-def _tool_execution(part: NativeToolCallPart) -> dict[str, Any]:
+def _tool_execution(part: Any) -> dict[str, Any]:
     entry = _entry("tool.execution", name=part.tool_name, arguments=part.args)
     details = part.provider.details
     info = details.get("info") if details is not None else None
@@ -228,17 +160,8 @@ def encode_inputs(messages: tuple[Any, ...]) -> tuple[list[dict[str, Any]], list
     """The ``inputs`` entries of a history, and the system prompts it carries."""
     out: list[dict[str, Any]] = []
     system: list[str] = []
-    for message in messages:
-        if isinstance(message, RequestMessage):
-            for part in message.parts:
-                _request_part(part, out, system)
-        elif isinstance(message, ResponseMessage):
-            assistant = _Assistant(out)
-            for response_part in message.parts:
-                assistant.add(response_part)
-            assistant.flush()
-        else:
-            raise MistralEncodeError(f"unknown message {type(message).__name__}")
+    walk(messages, _Requests(out, system), lambda: _Assistant(out),
+         label="Mistral Conversations", error=MistralEncodeError)
     return out, system
 
 
@@ -246,17 +169,7 @@ def completion_args(request: ModelRequest) -> dict[str, Any]:
     """The ``completion_args`` object (empty when nothing is set)."""
     settings = request.settings
     args: dict[str, Any] = {}
-    pairs = (
-        ("max_tokens", settings.max_tokens), ("temperature", settings.temperature),
-        ("top_p", settings.top_p), ("random_seed", settings.seed),
-        ("presence_penalty", settings.presence_penalty),
-        ("frequency_penalty", settings.frequency_penalty),
-    )
-    for key, value in pairs:
-        if value is not None:
-            args[key] = value
-    if settings.stop_sequences:
-        args["stop"] = list(settings.stop_sequences)
+    copy_settings(args, settings, _SETTINGS, stop_key="stop")
     if settings.tool_choice is not None:
         args["tool_choice"] = "any" if settings.tool_choice == "required" else settings.tool_choice
     fmt = request.output_format

@@ -16,8 +16,12 @@ Output items:
   each back in the field it arrived in.
 * ``function_call`` → :class:`ToolCallPart` (``call_id`` is the tool call id, the item id is
   kept as ``id``); an item with status ``incomplete`` is not a usable call and is dropped.
-* any other ``*_call`` item (``web_search_call`` ...) → a :class:`NativeToolCallPart` plus a
-  :class:`NativeToolReturnPart` whose provider details hold the complete item.
+* any other ``*_call`` item (``web_search_call``, ``code_interpreter_call``,
+  ``file_search_call``, ``mcp_call``, ``image_generation_call`` ...) → a
+  :class:`NativeToolCallPart` plus a :class:`NativeToolReturnPart` whose provider details hold
+  the complete item (arguments and result per :mod:`.hosted_tools`); an
+  ``image_generation_call`` adds a :class:`FilePart` with the image (its item keeps
+  ``"result": null``), a ``code_interpreter_call`` one URL file part per image output.
 * unknown item types are kept verbatim in ``ResponseMessage.provider_details["output"]``.
 
 Every part carries ``ProviderPart(provider_name, id=<item id>)``.  Contract violations raise
@@ -44,6 +48,7 @@ from zigai.messages import (
     ToolOutcome,
 )
 from zigai.providers._wire import details_or_none
+from zigai.providers.openai import hosted_tools
 from zigai.providers.openai.errors import OpenAIDecodeError
 from zigai.usage import InvalidUsage, RequestUsage
 
@@ -183,23 +188,32 @@ def function_call_part(item: Mapping[str, Any], path: str, provider_name: str
 
 
 def native_parts(item: Mapping[str, Any], path: str, provider_name: str
-                 ) -> tuple[NativeToolCallPart, NativeToolReturnPart]:
+                 ) -> list[ResponsePart]:
+    """A hosted tool's call and return parts (and, for image generation, the image)."""
     kind = string(item, "type", path)
     assert kind is not None
     item_id = string(item, "id", path)
     if not item_id:
         raise OpenAIDecodeError("provider tool call needs an id", path=f"{path}.id")
     tool = kind[: -len("_call")]
-    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(item))
-    action = item.get("action")
-    args = zjson.dumps(action) if isinstance(action, dict) else "{}"
-    status = item.get("status")
-    outcome = ToolOutcome.error if status in ("failed", "incomplete") else ToolOutcome.success
-    content = {"status": status} if status is not None else None
-    return (
-        NativeToolCallPart(tool, item_id, provider, args=args),
+    image = None
+    kept = dict(item)
+    if kind == "image_generation_call":
+        image = hosted_tools.image_part(item, path, provider_name, item_id)
+        if "result" in kept:
+            kept["result"] = None  # the bytes live in the file part only
+    provider = ProviderPart(provider_name, id=item_id, details=details_or_none(kept))
+    content, failed = hosted_tools.item_result(kind, item)
+    outcome = ToolOutcome.error if failed else ToolOutcome.success
+    parts: list[ResponsePart] = [
+        NativeToolCallPart(tool, item_id, provider, args=hosted_tools.item_call_args(kind, item)),
         NativeToolReturnPart(tool, item_id, provider, content=content, outcome=outcome),
-    )
+    ]
+    if image is not None:
+        parts.append(image)
+    if kind == "code_interpreter_call":
+        parts.extend(hosted_tools.output_images(item, provider_name, item_id))
+    return parts
 
 
 def decode_output_item(
@@ -218,7 +232,7 @@ def decode_output_item(
         call = function_call_part(entry, path, provider_name)
         return ([call] if call else []), False, call is None, None
     if kind.endswith("_call") and kind != "_call":
-        return list(native_parts(entry, path, provider_name)), False, False, None
+        return native_parts(entry, path, provider_name), False, False, None
     return [], False, False, dict(entry)
 
 

@@ -34,8 +34,13 @@ Replay rule for provider-generated parts (documented contract):
   ``replay_native_items=True`` (services whose Responses input accepts them, such as xAI) or
   ``replay_reasoning=True`` (a replayed reasoning item needs the items that followed it) a
   native call part this provider produced is sent back as the complete item it was decoded
-  from (kept in its provider details); its return part travels in that same item.
-* Content OpenAI cannot accept (audio, video, generated files, compaction state, tool
+  from (kept in its provider details); its return part travels in that same item.  An image
+  this provider generated (a file part tagged ``image_generation_call`` or
+  ``code_interpreter_call``) travels with its call item too; an image generation item is
+  replayed with ``"result": null``.
+* Managed tools are rendered by :mod:`.hosted_tools` (web search, code interpreter, image
+  generation, file search, remote MCP).
+* Content OpenAI cannot accept (audio, video, other generated files, compaction state, tool
   search traffic, a file uploaded to another provider) raises :class:`OpenAIEncodeError`.
 """
 
@@ -86,6 +91,7 @@ from zigai.messages import (
 from zigai.messages.json_value import thaw_json
 from zigai.model import ModelProfile, ModelRequest
 from zigai.providers.openai.errors import OpenAIEncodeError
+from zigai.providers.openai.hosted_tools import encode_managed_tool
 from zigai.settings import ModelSettings, UnsupportedModelSetting
 
 __all__ = ["EncodeOptions", "RESERVED_BODY_KEYS", "encode_request", "encode_tool_output"]
@@ -105,7 +111,6 @@ _UNSUPPORTED_SETTINGS = (
 )
 _LOGPROBS_INCLUDE = "message.output_text.logprobs"
 _ENCRYPTED_REASONING_INCLUDE = "reasoning.encrypted_content"
-_WEB_SEARCH_KEYS = frozenset({"search_context_size", "user_location", "filters"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,24 +336,26 @@ def _encode_response_part(part: Any, options: EncodeOptions, out: list[dict[str,
         if part.transcript is None:
             raise OpenAIEncodeError("assistant audio without a transcript cannot be replayed")
         out.append(_message("assistant", part.transcript))
+    elif isinstance(part, FilePart) and _generated_image(part, options):
+        return  # its image_generation_call item travels with the call part
     elif isinstance(part, (FilePart, CompactionPart, ToolSearchCallPart, ToolSearchReturnPart)):
         raise OpenAIEncodeError(f"a {part.part_kind} part cannot be replayed to the Responses API")
     else:  # pragma: no cover - the union is closed
         raise OpenAIEncodeError(f"unknown response part {type(part).__name__}")
 
 
+def _generated_image(part: FilePart, options: EncodeOptions) -> bool:
+    provider = part.provider
+    return (provider is not None and provider.provider_name == options.provider_name
+            and provider.details is not None
+            and provider.details.get("type") in ("image_generation_call",
+                                                  "code_interpreter_call"))
+
+
 def _encode_tools(request: ModelRequest) -> list[dict[str, Any]]:
     tools: list[dict[str, Any]] = []
     for managed in request.managed_tools:
-        if managed.kind != "web_search":
-            raise OpenAIEncodeError(f"the Responses API has no {managed.kind} tool")
-        tool: dict[str, Any] = {"type": "web_search"}
-        config = dict(managed.config or {})
-        unknown = sorted(set(config) - _WEB_SEARCH_KEYS)
-        if unknown:
-            raise OpenAIEncodeError(f"unknown web_search options: {', '.join(unknown)}")
-        tool.update(config)
-        tools.append(tool)
+        tools.append(encode_managed_tool(managed))
     for definition in request.tools:
         function: dict[str, Any] = {
             "type": "function",

@@ -66,11 +66,23 @@ UNKNOWN_PROFILE = ModelProfile(
 )
 
 
-def _chat(*, web_search: bool = True, vision: bool = True, schema: bool = True) -> ModelProfile:
+#: The Responses API's hosted tools besides web search (code interpreter, image generation,
+#: file search, remote MCP), offered by the tool-calling GPT-4o / GPT-4.1 / o3 / o4 / GPT-5
+#: models.
+_HOSTED = frozenset({"code_execution", "image_generation", "file_search", "mcp_server"})
+
+
+def _managed(web_search: bool, hosted: bool) -> frozenset[str]:
+    return (frozenset({"web_search"}) if web_search else frozenset()) | (
+        _HOSTED if hosted else frozenset())
+
+
+def _chat(*, web_search: bool = True, vision: bool = True, schema: bool = True,
+          hosted: bool = True) -> ModelProfile:
     return ModelProfile(
         json_object_output=True,
         json_schema_output=schema,
-        provider_managed_tools=frozenset({"web_search"}) if web_search else frozenset(),
+        provider_managed_tools=_managed(web_search, hosted),
         content_kinds=_RICH_CONTENT if vision else _TEXT_CONTENT,
         service_tiers=_TIERS,
         settings=BASE_SETTINGS | SAMPLING_SETTINGS,
@@ -85,6 +97,7 @@ def _reasoning(
     tools: bool = True,
     flex: bool = False,
     schema: bool = True,
+    hosted: bool | None = None,
 ) -> ModelProfile:
     return ModelProfile(
         supports_tools=tools,
@@ -93,7 +106,7 @@ def _reasoning(
         json_schema_output=schema,
         supports_thinking=True,
         reasoning_efforts=efforts,
-        provider_managed_tools=frozenset({"web_search"}) if web_search else frozenset(),
+        provider_managed_tools=_managed(web_search, tools if hosted is None else hosted),
         content_kinds=_RICH_CONTENT if vision else _TEXT_CONTENT,
         service_tiers=_FLEX_TIERS if flex else _TIERS,
         settings=BASE_SETTINGS if tools else BASE_SETTINGS - {
@@ -131,16 +144,16 @@ def profile_for_model(model_name: str) -> ModelProfile:
         return _chat(web_search="nano" not in name)
     if name.startswith("gpt-4o"):
         if name.startswith("gpt-4o-2024-05-13"):
-            return _chat(schema=False)
+            return _chat(schema=False, hosted=False)
         if "audio" in name or "realtime" in name:
             return UNKNOWN_PROFILE
-        return _chat(web_search="search" not in name)
+        return _chat(web_search="search" not in name, hosted="search" not in name)
     if name.startswith("o1"):
         if name.startswith(("o1-mini", "o1-preview")):
             return _reasoning(_LMH, web_search=False, vision=False, tools=False, schema=False)
-        return _reasoning(_LMH, web_search=False)
+        return _reasoning(_LMH, web_search=False, hosted=False)
     if name.startswith("o3-mini"):
-        return _reasoning(_LMH, web_search=False, vision=False)
+        return _reasoning(_LMH, web_search=False, vision=False, hosted=False)
     if name.startswith(("o3", "o4-mini")):
         return _reasoning(_LMH, flex=True)
     return UNKNOWN_PROFILE
