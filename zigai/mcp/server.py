@@ -507,6 +507,9 @@ class Server:
                 raise InternalError(f"the server failed while handling {request.method}") from None
             raw = seal_round(request.method, params, still.needed, round_input, capabilities, self._state_key)
         except Exception:
+            if context.control.cancelled:  # the client cancelled: its failure is expected, not an error
+                _log.debug("MCP handler for %s ended after its client cancelled it", request.method)
+                return NO_REPLY
             _log.exception("MCP handler for %s failed", request.method)
             raise InternalError(f"the server failed while handling {request.method}") from None
         finally:
@@ -625,7 +628,8 @@ class Server:
         except ModelRetry as exc:
             return error_result(str(exc)).to_json()
         except Exception:
-            _log.exception("MCP tool %r failed", name)
+            if not request.control.cancelled:  # a cancelled call's failure is expected; no reply is sent
+                _log.exception("MCP tool %r failed", name)
             return error_result(f"tool {name!r} failed").to_json()
         if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
             raise InputStillNeeded(value)
@@ -646,7 +650,8 @@ class Server:
         except (McpErrorResponse, InputStillNeeded):
             raise
         except Exception:
-            _log.exception("MCP tool %r failed", tool.name)
+            if not request.control.cancelled:
+                _log.exception("MCP tool %r failed", tool.name)
             return error_result(f"tool {tool.name!r} failed")
         blocks = list(tool_value(output.content).content)
         structured = None if isinstance(output.content, str) else output.content
