@@ -232,3 +232,34 @@ def test_acp_stdio_close_stops_a_helper_holding_stdout_and_joins_the_reader(tmp_
     transport.close()
     assert _gone(helper), "the helper outlived close()"
     assert not transport._reader.is_alive()
+
+
+def test_stop_group_handles_a_child_reaped_elsewhere_and_kill_group_reaps() -> None:
+    import subprocess
+
+    from zigai.child_process import kill_group, spawn_options, stop_group
+
+    quick = subprocess.Popen([sys.executable, "-c", ""], stdin=subprocess.PIPE, **spawn_options())
+    os.waitpid(quick.pid, 0)  # someone else reaped it: the group is already empty
+    stop_group(quick, shutdown_s=0.1, terminate_s=0.1)
+    assert quick.returncode is not None
+    stubborn = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], **spawn_options())
+    kill_group(stubborn)
+    assert stubborn.returncode == -9
+
+
+def test_mcp_toolset_refuses_a_bad_env_item_before_starting_anything() -> None:
+    from contextlib import ExitStack
+
+    from zigai.cli.errors import CliUsageError
+    from zigai.cli.mcp_stdio import mcp_toolset
+
+    with ExitStack() as stack, pytest.raises(CliUsageError, match="--mcp-env"):
+        mcp_toolset(["/nonexistent/never-started"], "label", stack, env_items=["=bad"])
+
+
+def test_closing_an_acp_transport_twice_is_harmless() -> None:
+    transport = AcpStdioTransport([sys.executable, "-c", "import sys; sys.stdin.read()"])
+    transport.close()
+    transport.close()
+    assert transport._process.returncode is not None

@@ -444,3 +444,92 @@ def test_answers_go_out_without_waiting_for_a_delayed_ack() -> None:
     with HttpServer(handler, limits=FAST) as server:
         answer = _exchange(server.port, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert answer.endswith(b"fast") and options and options[0] != 0
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_client_leaving_mid_body_ends_the_request_without_an_answer(reset: bool) -> None:
+    failures: list[str] = []
+
+    def handler(request: Request) -> Response:
+        try:
+            request.read_body()
+        except ClientGone as exc:
+            failures.append(type(exc).__name__)
+            assert request.client_gone()
+            raise
+        return Response(200, [], b"unexpected")  # pragma: no cover - the body never completes
+
+    with HttpServer(handler, limits=ServerLimits(body_timeout_s=10)) as server:
+        sock = _connect(server.port)
+        if reset:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        time.sleep(0.2)
+        sock.close()
+        assert _wait(lambda: failures == ["ClientGone"] and server.active_connections == 0)
+
+
+def test_streams_skip_empty_pieces_and_failing_bodies_are_logged(caplog: pytest.LogCaptureFixture) -> None:
+    def handler(request: Request) -> Response:
+        def pieces() -> Iterator[bytes]:
+            yield b""
+            yield b"part"
+            if request.target == "/broken":
+                raise RuntimeError("the body generator failed")
+
+        headers = [] if request.target == "/broken" else [("Content-Length", "4")]
+        return Response(599, headers, pieces())
+
+    with HttpServer(handler, limits=FAST) as server, caplog.at_level(logging.ERROR, "zigai.http_server"):
+        answer = _exchange(server.port, b"GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 599 Status\r\n") and answer.endswith(b"\r\n\r\npart")
+        answer = _exchange(server.port, b"GET /broken HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert answer.endswith(b"part")
+    assert "HTTP response body failed" in caplog.text
+
+
+def test_wsgi_apps_that_misuse_the_interface_fail_loudly(caplog: pytest.LogCaptureFixture) -> None:
+    def writer(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [])(b"legacy write")
+        return []  # pragma: no cover - write() raised
+
+    def restarter(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [])
+        try:
+            raise ValueError("late failure")
+        except ValueError:
+            import sys
+
+            start_response("500 Internal Server Error", [], sys.exc_info())
+        return []  # pragma: no cover - start_response re-raised
+
+    def iterating(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        lines = list(environ["wsgi.input"])
+        start_response("200 OK", [])
+        return [b"%d" % len(lines)]
+
+    request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\na\nb\n"
+    with caplog.at_level(logging.ERROR, "zigai.http_server"):
+        for app in (writer, restarter):
+            with HttpServer(wsgi_handler(app), limits=FAST) as server:
+                assert _exchange(server.port, request).startswith(b"HTTP/1.1 500 ")
+        with HttpServer(wsgi_handler(iterating), limits=FAST) as server:
+            assert _exchange(server.port, request).endswith(b"2")
+    assert "write() callable is not supported" in caplog.text and "late failure" in caplog.text
+
+
+def test_a_request_asked_about_its_client_after_the_connection_ended_says_gone() -> None:
+    kept: list[Request] = []
+
+    def handler(request: Request) -> Response:
+        kept.append(request)
+        return Response(200, [], b"bye")
+
+    with HttpServer(handler, limits=FAST) as server:
+        with _connect(server.port) as sock:
+            sock.sendall(b"\r\n")  # an empty line before a request is allowed and ignored
+            time.sleep(0.1)
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert _read_all(sock).endswith(b"bye")
+        assert _wait(lambda: server.active_connections == 0)
+    assert kept[0].client_gone()

@@ -161,3 +161,39 @@ def test_a_cancel_notice_the_server_never_answers_is_dropped_quietly(caplog: pyt
     assert "notifications/cancelled for 1 was not delivered" in caplog.text
     transport._announce_cancelled(mcp.transport.OutgoingRequest(id=1, method="m", body=b"", protocol_version="v"),
                                   "closed")  # after close nothing is sent
+
+
+def test_a_prompt_handler_failing_after_its_cancel_gets_no_reply_and_no_error_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    token = CancellationToken()
+
+    def render(arguments: dict[str, str], request: Any) -> str:
+        token.cancel("the client went away")
+        raise RuntimeError("interrupted")
+
+    server = mcp.Server("s", "1")
+    server.add_prompt("p", render)
+    message = {"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "p", "_meta": ENVELOPE}}
+    with caplog.at_level(logging.ERROR, logger="zigai"):
+        reply = server.handle_value(message, token=token)
+    assert reply is None or reply is mcp.server.NO_REPLY
+    assert caplog.records == []
+
+
+def test_the_wsgi_entry_waits_for_a_slow_handler_without_a_connection_probe() -> None:
+    import io
+
+    def slow(arguments: dict[str, Any], request: Any) -> str:
+        time.sleep(0.4)  # longer than one connection poll
+        return "slow answer"
+
+    server = mcp.Server("s", "1")
+    server.add_tool(mcp.ToolInfo("slow", {"type": "object"}), slow)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                       "params": {"name": "slow", "arguments": {}, "_meta": ENVELOPE}}).encode()
+    environ = {"REQUEST_METHOD": "POST", "HTTP_HOST": "127.0.0.1", "HTTP_ACCEPT": "*/*", "wsgi.url_scheme": "http",
+               "HTTP_MCP_PROTOCOL_VERSION": "2026-07-28", "HTTP_MCP_METHOD": "tools/call", "HTTP_MCP_NAME": "slow",
+               "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+    statuses: list[str] = []
+    answer = b"".join(mcp.wsgi_app(server)(environ, lambda status, headers: statuses.append(status)))
+    assert statuses == ["200 OK"] and b"slow answer" in answer

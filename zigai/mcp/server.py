@@ -508,7 +508,6 @@ class Server:
             raw = seal_round(request.method, params, still.needed, round_input, capabilities, self._state_key)
         except Exception:
             if context.control.cancelled:  # the client cancelled: its failure is expected, not an error
-                _log.debug("MCP handler for %s ended after its client cancelled it", request.method)
                 return NO_REPLY
             _log.exception("MCP handler for %s failed", request.method)
             raise InternalError(f"the server failed while handling {request.method}") from None
@@ -628,7 +627,7 @@ class Server:
         except ModelRetry as exc:
             return error_result(str(exc)).to_json()
         except Exception:
-            if not request.control.cancelled:  # a cancelled call's failure is expected; no reply is sent
+            if not request.control.cancelled:  # a cancelled call's failure is expected
                 _log.exception("MCP tool %r failed", name)
             return error_result(f"tool {name!r} failed").to_json()
         if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
