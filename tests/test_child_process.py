@@ -65,8 +65,17 @@ def _wait_for(path: Path, timeout: float = 30.0) -> str:
     return path.read_text()
 
 
-def _gone(pid: int) -> bool:
-    """The process no longer runs (a zombie waiting for its new parent counts as gone)."""
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """The process stops running within ``within`` s (SIGKILL lands asynchronously; a zombie is gone)."""
+    end = time.monotonic() + within
+    while not _stopped(pid):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _stopped(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
@@ -263,3 +272,21 @@ def test_closing_an_acp_transport_twice_is_harmless() -> None:
     transport.close()
     transport.close()
     assert transport._process.returncode is not None
+
+
+def test_exit_status_reports_without_reaping() -> None:
+    import signal
+    import subprocess
+
+    from zigai.child_process import exit_status, spawn_options, stop_group
+
+    killed = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], **spawn_options())
+    assert exit_status(killed) is None
+    os.kill(killed.pid, signal.SIGKILL)
+    end = time.monotonic() + 10
+    while exit_status(killed) is None and time.monotonic() < end:
+        time.sleep(0.01)
+    assert exit_status(killed) == -signal.SIGKILL
+    assert _stopped(killed.pid) and killed.returncode is None  # a zombie, still reserving its id
+    stop_group(killed, shutdown_s=0, terminate_s=0)
+    assert killed.returncode == -signal.SIGKILL

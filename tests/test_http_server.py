@@ -311,6 +311,8 @@ def test_tls_connections_are_served_and_watched(tmp_path: Path) -> None:
 
     def handler(request: Request) -> Response:
         gone.append(request.client_gone())
+        if request.target == "/wait":
+            gone.append(_wait(request.client_gone))
         return Response(200, [], b"secure" if request.tls else b"plain")
 
     client = ssl.create_default_context()
@@ -322,7 +324,16 @@ def test_tls_connections_are_served_and_watched(tmp_path: Path) -> None:
             assert _read_all(sock).endswith(b"secure")
         with _connect(server.port) as silent:  # a TLS handshake that never starts is dropped too
             assert _closed_within(silent, 0.5)[1] < 5
-    assert gone == [False]
+        # a TLS client that says goodbye properly (close_notify, then FIN) is noticed as gone
+        sock = client.wrap_socket(_connect(server.port))
+        sock.sendall(b"GET /wait HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert _wait(lambda: len(gone) == 2)
+        sock.setblocking(False)
+        with pytest.raises(ssl.SSLError):
+            sock.unwrap()  # sends close_notify; the answer to it never comes
+        sock.close()
+        assert _wait(lambda: len(gone) == 3)
+    assert gone == [False, False, True]
 
 
 # ----------------------------------------------------------------------------- WSGI adapter
@@ -483,6 +494,9 @@ def test_streams_skip_empty_pieces_and_failing_bodies_are_logged(caplog: pytest.
     with HttpServer(handler, limits=FAST) as server, caplog.at_level(logging.ERROR, "zigai.http_server"):
         answer = _exchange(server.port, b"GET /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         assert answer.startswith(b"HTTP/1.1 599 Status\r\n") and answer.endswith(b"\r\n\r\npart")
+        answer = _exchange(server.port, b"HEAD /ok HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert answer.startswith(b"HTTP/1.1 599 Status\r\n") and answer.endswith(b"\r\n\r\n")
+        assert b"Content-Length: 4" in answer
         answer = _exchange(server.port, b"GET /broken HTTP/1.1\r\nHost: x\r\n\r\n")
         assert answer.endswith(b"part")
     assert "HTTP response body failed" in caplog.text

@@ -44,7 +44,7 @@ from typing import Any
 from zigai.errors import SecurityError
 
 __all__ = ["DEFAULT_INHERITED", "InvalidChildEnvironment", "child_environment", "parse_env_flag",
-           "spawn_options", "stop_group", "kill_group"]
+           "spawn_options", "stop_group", "kill_group", "exit_status"]
 
 #: The variables copied by default: the same set the official MCP SDK passes to stdio servers.
 DEFAULT_INHERITED: tuple[str, ...] = (
@@ -118,16 +118,27 @@ def spawn_options() -> dict[str, Any]:
     return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}  # pragma: no cover - Windows
 
 
-def _exited(process: subprocess.Popen[bytes]) -> bool:
-    """Whether the child has exited, without reaping it (its id stays reserved for the group)."""
+def exit_status(process: subprocess.Popen[bytes]) -> int | None:
+    """The child's exit code (negative: killed by that signal) or None while it runs.
+
+    On POSIX the child is *not* reaped, so its process id stays reserved as the group id
+    until :func:`stop_group` has signalled the group; use this instead of ``poll()``.
+    """
     if process.returncode is not None:
-        return True
+        return process.returncode
     if not _POSIX:  # pragma: no cover - Windows
-        return process.poll() is not None
+        return process.poll()
     try:
-        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:  # reaped by someone else meanwhile
-        return True
+        return process.poll() if process.returncode is None else process.returncode
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def _exited(process: subprocess.Popen[bytes]) -> bool:
+    return exit_status(process) is not None
 
 
 def _signal(process: subprocess.Popen[bytes], sig: int) -> None:

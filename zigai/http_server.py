@@ -24,7 +24,7 @@ Framing (refusals are ``400`` and close the connection, before the handler runs)
       read, so body bytes are never parsed as a request.
 
 Writing
-    A bytes body goes out in one ``sendall`` with its head and ``TCP_NODELAY`` is set on every
+    A ``HEAD`` request gets the head only.  A bytes body goes out in one ``sendall`` with its head and ``TCP_NODELAY`` is set on every
     connection, so no request waits for a delayed ACK.  An iterable body without
     ``Content-Length`` is streamed piece by piece and ends the connection.
 
@@ -42,6 +42,7 @@ import re
 import select
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -59,6 +60,8 @@ _log = logging.getLogger("zigai.http_server")
 _TOKEN = re.compile(rb"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 _VERSIONS = (b"HTTP/1.1", b"HTTP/1.0")
 _READ = 64 * 1024
+_TCP_INFO: int | None = getattr(socket, "TCP_INFO", None) if sys.platform.startswith("linux") else None
+_PEER_CLOSED_STATES = frozenset({7, 8, 9})  # Linux tcp_states.h: CLOSE, CLOSE_WAIT, LAST_ACK
 
 
 class HttpServerError(ZigAIError):
@@ -221,11 +224,15 @@ class HttpServer:
                 conn = None if full else _Connection(self, sock, address[:2])
                 if conn is not None:
                     self._connections.add(conn)
+            if conn is not None:
+                try:
+                    conn.thread.start()
+                except RuntimeError:  # pragma: no cover - the interpreter cannot start another thread
+                    self._done(conn)
+                    conn = None
             if conn is None:
                 self._refused += 1
                 _refuse_busy(sock)
-                continue
-            conn.thread.start()
 
     def _done(self, conn: _Connection) -> None:
         with self._lock:
@@ -324,6 +331,10 @@ class _Connection:
             return True
         raw = self.sock
         try:
+            if _TCP_INFO is not None:  # Linux: the kernel knows the peer sent FIN, even behind unread bytes
+                state = raw.getsockopt(socket.IPPROTO_TCP, _TCP_INFO, 1)[0]
+                if state in _PEER_CLOSED_STATES:
+                    return True
             readable, _, _ = select.select([raw], [], [], 0)
             if not readable:
                 return False
@@ -412,7 +423,7 @@ class _Connection:
         if request.remaining:
             keep_alive = False  # unread body bytes must never be parsed as the next request
         try:
-            return self._write(answer, keep_alive and not self.server._closing.is_set())
+            return self._write(answer, keep_alive and not self.server._closing.is_set(), request.method == "HEAD")
         except OSError:
             return False  # the client went away or stopped reading (write_timeout_s)
         except Exception:
@@ -464,7 +475,7 @@ class _Connection:
         except OSError:  # pragma: no cover - the refused client is already gone
             pass
 
-    def _write(self, answer: _Answer, keep_alive: bool) -> bool:
+    def _write(self, answer: _Answer, keep_alive: bool, head_only: bool = False) -> bool:
         body = answer.body
         headers = list(answer.headers)
         has_length = any(name.lower() == "content-length" for name, _ in headers)
@@ -476,7 +487,7 @@ class _Connection:
                 headers.append(("Content-Length", str(len(body))))
             keep = keep_alive and not wants_close
             try:
-                self.send(_head(answer.status, headers, keep) + bytes(body))
+                self.send(_head(answer.status, headers, keep) + (b"" if head_only else bytes(body)))
             finally:
                 _close_body(answer.body)
             return keep
@@ -484,7 +495,7 @@ class _Connection:
         pieces = iter(body)
         try:
             self.send(_head(answer.status, headers, keep))
-            for piece in pieces:
+            for piece in () if head_only else pieces:
                 if piece:
                     self.send(piece)
         finally:
@@ -538,8 +549,6 @@ class _WsgiInput:
 
 def wsgi_handler(app: Callable[..., Iterable[bytes]]) -> Callable[[Request], Response]:
     """Adapt a WSGI application to :class:`HttpServer` (header names with ``_`` are dropped)."""
-    import sys
-
     def handle(request: Request) -> Response:
         path, _, query = request.target.partition("?")
         host, port = request.server_address

@@ -47,6 +47,7 @@ from typing import Any
 from zigai.child_process import (
     InvalidChildEnvironment,
     child_environment,
+    exit_status,
     kill_group,
     spawn_options,
     stop_group,
@@ -146,9 +147,9 @@ class StdioOptions:
 
 
 def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Poll (never a blocking wait) until the child exits or the timeout passes."""
+    """Poll (never a blocking wait, never reaping) until the child exits or the timeout passes."""
     end = time.monotonic() + timeout_s
-    while process.poll() is None:
+    while exit_status(process) is None:
         if time.monotonic() >= end:
             return False
         time.sleep(_POLL_S)
@@ -212,7 +213,7 @@ class StdioTransport:
 
     @property
     def returncode(self) -> int | None:
-        return self._child.process.poll()
+        return exit_status(self._child.process)
 
     # -- McpTransport ----------------------------------------------------------------------
 
@@ -371,7 +372,7 @@ class StdioTransport:
             self._break(child, exc)
             return
         _wait_exit(child.process, 0.2)
-        code = child.process.poll()
+        code = exit_status(child.process)
         self._break(child, McpServerExited(
             f"the MCP stdio server {self.command[0]!r} exited"
             + (f" with code {code}" if code is not None else " (closed its output)"), returncode=code))
