@@ -109,6 +109,7 @@ def parse_env_flag(items: Iterable[str]) -> tuple[dict[str, str], tuple[str, ...
 
 _POLL_S = 0.01
 _POSIX = os.name == "posix"
+_KILL: int = getattr(signal, "SIGKILL", 9)  # Windows has no SIGKILL; _signal maps it to kill()
 
 
 def spawn_options() -> dict[str, Any]:
@@ -155,7 +156,7 @@ def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
 
 def kill_group(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's group and reap the child (for finalizers)."""
-    _signal(process, signal.SIGKILL)
+    _signal(process, _KILL)
     process.wait()
 
 
@@ -180,5 +181,5 @@ def stop_group(process: subprocess.Popen[bytes], *, shutdown_s: float, terminate
         time.sleep(_POLL_S)
     if _exited(process):
         drained(max(0.0, end - time.monotonic()))
-    _signal(process, signal.SIGKILL)  # whatever is left of the group; the leader is not reaped yet
+    _signal(process, _KILL)  # whatever is left of the group; the leader is not reaped yet
     process.wait()
