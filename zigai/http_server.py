@@ -28,6 +28,12 @@ Writing
     connection, so no request waits for a delayed ACK.  An iterable body without
     ``Content-Length`` is streamed piece by piece and ends the connection.
 
+Client gone
+    :meth:`Request.client_gone` is True once the client closed or reset its side of the
+    connection (on Linux read from the kernel's TCP state, so a FIN behind unread bytes such as
+    a TLS ``close_notify`` counts; elsewhere by peeking at the stream).  A client that only
+    half-closes (``shutdown(SHUT_WR)``) after its request counts as gone too.
+
 Invariants
     * Handlers run on the connection's thread; a handler exception is logged and answered
       ``500`` (when nothing was sent yet) and closes the connection.
