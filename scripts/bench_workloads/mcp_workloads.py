@@ -97,7 +97,7 @@ def zigai_server_http_ms(reps: int) -> float:
     from zigai import mcp
 
     def measure() -> float:
-        with mcp.serve_http(build_zigai_server()) as running:
+        with mcp.serve_http(build_zigai_server(page_size=100)) as running:  # one tools/list page, like the SDK peer
             return _sdk_client_ms(running.url, CALLS, ZIGAI_TOOL)
 
     return _repeat(measure, reps)
