@@ -57,7 +57,7 @@ from http import HTTPStatus
 from typing import Any, Protocol
 from urllib.parse import unquote
 
-from zigai.errors import ZigAIError
+from zigai.errors import HttpServerError
 
 __all__ = ["ServerLimits", "Request", "Response", "HttpServer", "HttpServerError", "ClientTimedOut",
            "ClientGone", "wsgi_handler"]
@@ -68,10 +68,6 @@ _VERSIONS = (b"HTTP/1.1", b"HTTP/1.0")
 _READ = 64 * 1024
 _TCP_INFO: int | None = getattr(socket, "TCP_INFO", None) if sys.platform.startswith("linux") else None
 _PEER_CLOSED_STATES = frozenset({7, 8, 9})  # Linux tcp_states.h: CLOSE, CLOSE_WAIT, LAST_ACK
-
-
-class HttpServerError(ZigAIError):
-    """Base of the server core's errors (raised into handlers that read the request body)."""
 
 
 class ClientTimedOut(HttpServerError):
