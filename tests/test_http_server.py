@@ -28,8 +28,8 @@ from zigai.http_server import (
     Request,
     Response,
     ServerLimits,
-    wsgi_handler,
 )
+from zigai.http_wsgi import wsgi_handler
 from zigai.ui import LocalServer
 
 FAST = ServerLimits(idle_timeout_s=0.5, head_timeout_s=0.5, body_timeout_s=0.5, write_timeout_s=0.5,

@@ -4,7 +4,7 @@ Job
     Accept connections, frame requests strictly, hand each one to a handler callable, write the
     answer, and keep every connection inside time and count bounds.  The MCP HTTP server
     (:func:`zigai.mcp.serve_http`) and the UI's :class:`zigai.ui.LocalServer` both run on it;
-    :func:`wsgi_handler` adapts any WSGI application.
+    :func:`zigai.http_wsgi.wsgi_handler` adapts any WSGI application to it.
 
 Bounds (:class:`ServerLimits`)
     * at most ``max_connections`` connections are served at once; one more is answered
@@ -51,16 +51,15 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Protocol
-from urllib.parse import unquote
 
 from zigai.errors import HttpServerError
 
 __all__ = ["ServerLimits", "Request", "Response", "HttpServer", "HttpServerError", "ClientTimedOut",
-           "ClientGone", "wsgi_handler"]
+           "ClientGone", "close_body"]
 
 _log = logging.getLogger("zigai.http_server")
 _TOKEN = re.compile(rb"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
@@ -491,7 +490,7 @@ class _Connection:
             try:
                 self.send(_head(answer.status, headers, keep) + (b"" if head_only else bytes(body)))
             finally:
-                _close_body(answer.body)
+                close_body(answer.body)
             return keep
         keep = keep_alive and has_length and not wants_close
         pieces = iter(body)
@@ -501,11 +500,12 @@ class _Connection:
                 if piece:
                     self.send(piece)
         finally:
-            _close_body(body)
+            close_body(body)
         return keep
 
 
-def _close_body(body: object) -> None:
+def close_body(body: object) -> None:
+    """Call ``body.close()`` when the body has one (WSGI iterables, generators)."""
     close = getattr(body, "close", None)
     if callable(close):
         close()
@@ -520,85 +520,3 @@ def _head(status: int, headers: list[tuple[str, str]], keep_alive: bool) -> byte
     lines += [f"{name}: {value}" for name, value in headers if name.lower() != "connection"]
     lines.append("Connection: keep-alive" if keep_alive else "Connection: close")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-# ----------------------------------------------------------------------------- WSGI
-
-
-class _WsgiInput:
-    """``wsgi.input``: reads only the request's own body, bounded by its deadline."""
-
-    def __init__(self, request: Request) -> None:
-        self._request = request
-
-    def read(self, size: int | None = -1) -> bytes:
-        return self._request.read_body(-1 if size is None else size)
-
-    def readline(self, size: int | None = -1) -> bytes:
-        line = bytearray()
-        while (size is None or size < 0 or len(line) < size) and (byte := self._request.read_body(1)):
-            line += byte
-            if byte == b"\n":
-                break
-        return bytes(line)
-
-    def readlines(self, hint: int = -1) -> list[bytes]:
-        return list(iter(self.readline, b""))
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter(self.readline, b"")
-
-
-def wsgi_handler(app: Callable[..., Iterable[bytes]]) -> Callable[[Request], Response]:
-    """Adapt a WSGI application to :class:`HttpServer` (header names with ``_`` are dropped)."""
-    def handle(request: Request) -> Response:
-        path, _, query = request.target.partition("?")
-        host, port = request.server_address
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": request.method, "SCRIPT_NAME": "", "PATH_INFO": unquote(path, "latin-1"),
-            "QUERY_STRING": query, "SERVER_NAME": str(host), "SERVER_PORT": str(port),
-            "SERVER_PROTOCOL": request.version, "REMOTE_ADDR": request.client_address[0],
-            "wsgi.version": (1, 0), "wsgi.url_scheme": "https" if request.tls else "http",
-            "wsgi.input": _WsgiInput(request), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
-            "wsgi.multiprocess": False, "wsgi.run_once": False,
-        }
-        for name, value in request.headers:
-            if "_" in name:
-                continue  # would be indistinguishable from a dash once in the environ
-            key = name.upper().replace("-", "_")
-            if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-                environ[key] = value
-                continue
-            key = "HTTP_" + key
-            environ[key] = f"{environ[key]},{value}" if key in environ else value
-        started: list[Response] = []
-
-        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
-            if exc_info is not None and started:
-                raise exc_info[1].with_traceback(exc_info[2])
-            started[:] = [Response(int(status.split(" ", 1)[0]), list(headers))]
-            return _no_write
-
-        result = app(environ, start_response)
-        if not started:  # a lazy app calls start_response on its first piece
-            iterator = iter(result)
-            first = next(iterator, b"")
-            response = started[0]
-            response.body = _chain(first, iterator, result)
-            return response
-        started[0].body = result
-        return started[0]
-
-    return handle
-
-
-def _no_write(data: bytes) -> None:
-    raise HttpServerError("the WSGI write() callable is not supported; return an iterable")
-
-
-def _chain(first: bytes, rest: Iterator[bytes], owner: Iterable[bytes]) -> Iterator[bytes]:
-    try:
-        yield first
-        yield from rest
-    finally:
-        _close_body(owner)

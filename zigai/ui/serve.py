@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from zigai.http_server import HttpServer, ServerLimits, wsgi_handler
+from zigai.http_server import HttpServer, ServerLimits
+from zigai.http_wsgi import wsgi_handler
 
 __all__ = ["LocalServer"]
 
