@@ -547,3 +547,39 @@ def test_a_request_asked_about_its_client_after_the_connection_ended_says_gone()
             assert _read_all(sock).endswith(b"bye")
         assert _wait(lambda: server.active_connections == 0)
     assert kept[0].client_gone()
+
+
+@pytest.mark.parametrize("tcp_info", [True, False], ids=["kernel-state", "peek-only"])
+def test_pipelined_bytes_are_not_a_gone_client_but_a_close_is(tcp_info: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import select
+
+    import zigai.http_server as core
+
+    if not tcp_info:
+        monkeypatch.setattr(core, "_TCP_INFO", None)  # what platforms without TCP_INFO get
+    seen: list[tuple[str, bool]] = []
+    started = threading.Event()
+
+    def handler(request: Request) -> Response:
+        started.set()
+        if request.target == "/first":  # the next request arrives while this one is handled
+            assert select.select([request._conn.sock], [], [], 10)[0]
+            seen.append(("pipelined", request.client_gone()))
+        elif request.target == "/watch":
+            seen.append(("closed", _wait(request.client_gone)))
+        return Response(200, [], request.target.encode())
+
+    with HttpServer(handler, limits=FAST) as server:
+        with _connect(server.port) as sock:
+            sock.sendall(b"GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert started.wait(10)
+            sock.sendall(b"GET /second HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answer = _read_all(sock)
+        assert answer.count(b"HTTP/1.1 200") == 2 and answer.endswith(b"/second")
+        started.clear()
+        sock = _connect(server.port)
+        sock.sendall(b"GET /watch HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert started.wait(10)
+        sock.close()
+        assert _wait(lambda: len(seen) == 2)
+    assert seen == [("pipelined", False), ("closed", True)]
