@@ -1,0 +1,163 @@
+"""The client side of the session-based MCP revisions (2025-11-25, 2025-06-18).
+
+Job
+    Agree on a revision with the server the first time a :class:`~zigai.mcp.Client` needs one
+    (the ``server/discover`` probe, then ``initialize`` and ``notifications/initialized`` for a
+    legacy server; the rules live in :mod:`zigai.mcp.revisions`), and answer the requests a
+    legacy server sends its client (``ping``, ``sampling/createMessage``, ``elicitation/create``,
+    ``roots/list``) through the client's ``input_handler``, the same handler that answers
+    2026-07-28 input requests.
+
+Invariants
+    * Negotiation runs once per client (and again only after an expired HTTP session); its
+      requests bypass the revision check and carry the caller's deadline and cancellation.
+    * A legacy server's request is answered exactly once: with the handler's checked answer,
+      with -32601 when the client has no handler for it, or with -32603 when the handler fails
+      (the exception is logged, its text never sent).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from zigai.mcp.errors import (
+    InvalidInputResponse,
+    InvalidMcpMessage,
+    McpError,
+    McpErrorResponse,
+    UnsupportedProtocolVersion,
+)
+from zigai.mcp.input import InputKind, InputRequest, InputResponse
+from zigai.mcp.jsonrpc import JsonRpcRequest, error_message, result_message
+from zigai.mcp.options import RequestOptions
+from zigai.mcp.primitives import ServerCapabilities
+from zigai.mcp.results import DiscoverResult
+from zigai.mcp.revisions import (
+    MODERN_ERROR_CODES,
+    PROBE_TIMEOUT_S,
+    agreed_version,
+    initialize_params,
+    is_legacy,
+    legacy_choice,
+    means_legacy_server,
+)
+
+if TYPE_CHECKING:
+    from zigai.mcp.client import Client
+
+__all__ = ["negotiate", "renew", "answer_server_request", "legacy_discover"]
+
+_log = logging.getLogger("zigai.mcp.client")
+_INPUT_METHODS = frozenset(kind.value for kind in InputKind)
+
+
+def negotiate(client: Client, options: RequestOptions) -> None:
+    """Agree on a revision with the server (see :mod:`zigai.mcp.revisions`)."""
+    offered = client.offered_versions
+    modern = [version for version in offered if not is_legacy(version)]
+    legacy = [version for version in offered if is_legacy(version)]
+    own = RequestOptions(options.control, options.timeout_ms, options.cancel)  # not the caller's metadata
+    if not modern:
+        _initialize(client, legacy[0], own)
+        return
+    caller_deadline = client._deadline(own)
+    probe_deadline = time.monotonic() + PROBE_TIMEOUT_S
+    try:
+        result = client._exchange("server/discover", None, own, version=modern[0], internal=True,
+                                  deadline=probe_deadline)
+    except UnsupportedProtocolVersion as exc:
+        shared = [version for version in modern if version in exc.supported]
+        if shared:
+            client._agree(shared[0])
+        else:  # a modern server that speaks none of our modern revisions: maybe a legacy one of ours
+            _initialize(client, legacy_choice(offered, exc.supported), own)
+        return
+    except McpErrorResponse as exc:
+        if exc.code in MODERN_ERROR_CODES:  # a modern server refusing the probe itself
+            client._agree(modern[0])
+            return
+        _fall_back(client, exc, caller_deadline, probe_deadline, legacy, own)
+        return
+    except McpError as exc:
+        _fall_back(client, exc, caller_deadline, probe_deadline, legacy, own)
+        return
+    client._agree(modern[0])
+    try:
+        client.server_capabilities = DiscoverResult.from_json(result).capabilities
+    except InvalidMcpMessage:
+        pass  # the probe only decides the era; discover() reports a malformed result itself
+
+
+def renew(client: Client, options: RequestOptions) -> None:
+    """A new session after the server forgot ours: ``initialize`` again with the agreed revision."""
+    _initialize(client, client.protocol_version, RequestOptions(options.control, options.timeout_ms, options.cancel))
+
+
+def _fall_back(client: Client, error: McpError, caller_deadline: float | None, probe_deadline: float,
+               legacy: list[str], options: RequestOptions) -> None:
+    now = time.monotonic()
+    if (caller_deadline is not None and now >= caller_deadline) or not means_legacy_server(error, now >= probe_deadline):
+        raise error
+    _log.info("MCP server is session-based (%s answered the probe); initializing", type(error).__name__)
+    _initialize(client, legacy[0], options)
+
+
+def _initialize(client: Client, version: str, options: RequestOptions) -> None:
+    params = initialize_params(version, client.client_info.to_json(), _legacy_capabilities(client))
+    result = client._exchange("initialize", params, options, version=version, internal=True)
+    agreed = agreed_version(result, client.offered_versions)
+    capabilities = result.get("capabilities", {})
+    client._agree(agreed, result)
+    client.server_capabilities = ServerCapabilities.from_json(capabilities if isinstance(capabilities, dict) else {})
+    client._notify_internal("notifications/initialized", None)
+
+
+def _legacy_capabilities(client: Client) -> dict[str, Any]:
+    """The client's capabilities as a legacy server reads them (extensions are a 2026 member)."""
+    declared = client.capabilities.to_json()
+    declared.pop("extensions", None)
+    if client.input_handler is not None:
+        for member in ("sampling", "elicitation", "roots"):
+            declared.setdefault(member, {})
+    return declared
+
+
+def legacy_discover(client: Client) -> DiscoverResult:
+    """What ``initialize`` reported, in the shape of a ``server/discover`` result."""
+    raw = dict(client.initialize_result or {})
+    info = raw.get("serverInfo")
+    shaped = {"supportedVersions": [client.protocol_version], "capabilities": raw.get("capabilities", {})}
+    if isinstance(raw.get("instructions"), str):
+        shaped["instructions"] = raw["instructions"]
+    result = DiscoverResult.from_json(shaped)
+    from zigai.mcp.primitives import Implementation
+
+    server_info = None
+    if isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str):
+        server_info = Implementation(info["name"], info["version"])
+    return DiscoverResult(result.supported_versions, result.capabilities, server_info, result.instructions,
+                          raw=raw)
+
+
+def answer_server_request(client: Client, request: JsonRpcRequest) -> dict[str, Any]:
+    """The JSON-RPC reply to one request a legacy server sent (see module invariants)."""
+    if request.method == "ping":
+        return result_message(request.id, {})
+    if not is_legacy(client.protocol_version) or request.method not in _INPUT_METHODS \
+            or client.input_handler is None:
+        return error_message(request.id, {"code": -32601, "message": f"the client does not handle {request.method}"})
+    try:
+        parsed = InputRequest.from_json(str(request.id), {"method": request.method, "params": request.params or {}})
+    except InvalidMcpMessage as exc:
+        return error_message(request.id, {"code": -32602, "message": str(exc)})
+    try:
+        response = client.input_handler(parsed)
+        if not isinstance(response, InputResponse):
+            raise InvalidInputResponse(f"the input handler must return an InputResponse, not {type(response).__name__}")
+        answer = response.check_answers(parsed)
+    except Exception:
+        _log.exception("the MCP input handler failed on the server's %s request", request.method)
+        return error_message(request.id, {"code": -32603, "message": "the client could not answer this request"})
+    return result_message(request.id, answer)
