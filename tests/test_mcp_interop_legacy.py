@@ -2,7 +2,8 @@
 
 zigai client -> mcp 1.30.0 server over stdio and Streamable HTTP (negotiation falls back to
 ``initialize``; every 2025 feature through the same public API; the session's headers, GET
-stream, 404 re-initialization and DELETE).  The peer is a real process from the venv that
+stream, 404 re-initialization and DELETE); mcp 1.30.0 client -> zigai server over stdio and
+HTTP (``initialize``, a session, DELETE at the end).  The peer is a real process from the venv that
 ``scripts/mcp_peers.sh`` builds; without it these tests skip and say so.
 """
 
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from support.mcp1_peer import SKIP_REASON, mcp1_http_server, server_command
+from support.mcp1_peer import PEER_PYTHON, PEERS, SKIP_REASON, mcp1_http_server, server_command
+from support.mcp_peers import ROOT, build_zigai_server, stdio_command
 
 from zigai import mcp
 from zigai.security import UrlPolicy
@@ -142,3 +146,39 @@ def test_http_sessions_expire_renew_and_end_with_delete() -> None:
             assert second is not None and second != first
         assert transport.session_id is None
         assert _raw(url, "POST", second, ping) == 404  # close() sent DELETE for it
+
+
+# ----------------------------------------------------------------------------- mcp 1.30.0 -> zigai
+
+
+def _run_sdk_client(*args: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the zigai stdio server child imports zigai
+    done = subprocess.run([str(PEER_PYTHON), str(PEERS / "mcp1_client.py"), *args], capture_output=True,
+                          timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    return json.loads(done.stdout.decode().strip().splitlines()[-1])
+
+
+def _check_sdk_saw_zigai(seen: dict[str, Any]) -> None:
+    assert seen["protocol"] == "2025-11-25" and seen["server"] == "zigai-peer"
+    assert seen["tools"][:2] == ["double_0", "double_1"]
+    assert seen["double"] == ["42"]
+    assert seen["fail"] == {"isError": True, "text": "the disk is full"}
+    assert seen["slow"] == ["slow done"] and seen["progress"] == [0.0, 1.0, 2.0]
+    assert seen["resources"] == ["memo://greeting"] and seen["read"] == "hello"
+    assert seen["templates"] == ["notes://{name}"] and seen["note"] == "note zig"
+    assert seen["prompts"] == ["review"] and seen["prompt"] == "Please review: x = 1"
+    assert seen["completion"] == ["python", "pascal", "perl"] and seen["ping"] is True
+
+
+def test_the_sdk_client_uses_a_zigai_server_over_stdio() -> None:
+    _check_sdk_saw_zigai(_run_sdk_client("stdio", *stdio_command("zigai-stdio")))
+
+
+def test_the_sdk_client_uses_a_zigai_server_over_http() -> None:
+    server = build_zigai_server(page_size=2)
+    with mcp.serve_http(server) as handle:
+        seen = _run_sdk_client("http", handle.url)
+        assert len(server.sessions) == 0  # the SDK client ended its session with DELETE
+    _check_sdk_saw_zigai(seen)
+    assert isinstance(seen["session_id"], str) and len(seen["session_id"]) == 32
