@@ -3,26 +3,32 @@
 zigai client -> mcp 1.30.0 server over stdio and Streamable HTTP (negotiation falls back to
 ``initialize``; every 2025 feature through the same public API; the session's headers, GET
 stream, 404 re-initialization and DELETE); mcp 1.30.0 client -> zigai server over stdio and
-HTTP (``initialize``, a session, DELETE at the end).  The peer is a real process from the venv that
+HTTP (``initialize``, a session, DELETE at the end); agent runs (TestModel) using the mcp 1.30.0
+server's tools through the toolset API and ``zigai run --mcp-stdio``.  The peer is a real process from the venv that
 ``scripts/mcp_peers.sh`` builds; without it these tests skip and say so.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import shlex
 import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.mcp1_peer import PEER_PYTHON, PEERS, SKIP_REASON, mcp1_http_server, server_command
 from support.mcp_peers import ROOT, build_zigai_server, stdio_command
 
-from zigai import mcp
+from zigai import Agent, mcp
+from zigai.cli import ExitCode, main
 from zigai.security import UrlPolicy
+from zigai.testing import TestModel
 
 pytestmark = [
     pytest.mark.interop,
@@ -182,3 +188,32 @@ def test_the_sdk_client_uses_a_zigai_server_over_http() -> None:
         assert len(server.sessions) == 0  # the SDK client ended its session with DELETE
     _check_sdk_saw_zigai(seen)
     assert isinstance(seen["session_id"], str) and len(seen["session_id"]) == 32
+
+
+# ----------------------------------------------------------------------------- agent runs
+
+
+def test_an_agent_run_uses_the_tools_of_an_mcp_1_server_through_the_toolset_api() -> None:
+    transport = mcp.StdioTransport(server_command("stdio-small"), QUIET)
+    with mcp.Client(transport, default_timeout_ms=30_000) as client:
+        agent = Agent(TestModel(call_tools=["add", "echo"]), toolsets=[mcp.McpToolset(client)])
+        result = agent.run("use the tools")
+        returns = {part.tool_name: part.content for message in result.all_messages() for part in message.parts
+                   if getattr(part, "part_kind", "") == "tool-return"}
+        assert client.legacy
+    assert set(returns) == {"add", "echo"}
+    assert returns["echo"]["result"].startswith("echo: ")  # FastMCP wraps a str result as structured content
+    assert set(returns["add"]) == {"total"}
+
+
+def test_zigai_run_mcp_stdio_uses_an_mcp_1_server(tmp_path: Path) -> None:
+    history = tmp_path / "history.json"
+    out, err = io.StringIO(), io.StringIO()
+    command = shlex.join(server_command("stdio-small"))
+    code = main(["run", "add and echo", "--mcp-stdio", command, "--json", "--history", str(history)],
+                env=dict(os.environ), out=out, err=err)
+    assert code == ExitCode.ok, err.getvalue()
+    assert json.loads(out.getvalue())["usage"]["tool_calls"] == 2
+    parts = [part for message in json.loads(history.read_text())["messages"] for part in message["parts"]
+             if part["part_kind"] == "tool-return"]
+    assert sorted(part["tool_name"] for part in parts) == ["add", "echo"]

@@ -1,6 +1,7 @@
 """An `mcp` 1.x (FastMCP) server for the legacy-revision interop tests; runs in the peer venv.
 
     python mcp1_server.py stdio            serve on stdin/stdout
+    python mcp1_server.py stdio-small      the same with only the add and echo tools (agent runs)
     python mcp1_server.py http PORTFILE    serve Streamable HTTP on 127.0.0.1, a free port written
                                            to PORTFILE once listening
 
@@ -124,6 +125,11 @@ def log_levels() -> str:
 
 def main() -> None:
     mode = sys.argv[1]
+    if mode == "stdio-small":
+        for name in [tool.name for tool in server._tool_manager.list_tools()]:
+            if name not in ("add", "echo"):
+                server.remove_tool(name)
+        mode = "stdio"
     if mode == "stdio":
         server.run("stdio")
         return
