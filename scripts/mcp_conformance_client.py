@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zigai.mcp import (
+    PROTOCOL_VERSION,
     Client,
     ClientCapabilities,
     Implementation,
@@ -99,8 +100,10 @@ def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     policy = UrlPolicy.local_development()
     transport = StreamableHttpTransport(url, url_policy=policy, auth=_auth(scenario, context, policy))
     capabilities = ClientCapabilities(roots={}, sampling={}, elicitation={})
+    # the suite runs with --requirements 2026-07-28: pin that revision (no negotiation probe)
     with Client(transport, client_info=Implementation("zigai-conformance-client", "1.0.0"),
-                capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input) as client:
+                capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input,
+                protocol_version=PROTOCOL_VERSION) as client:
         tools = [tool for page in client.list_all_tools() for tool in page.items]
         calls = context.get("toolCalls")
         if calls:
