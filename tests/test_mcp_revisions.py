@@ -315,3 +315,80 @@ def test_a_broken_2025_response_stream_resumes_with_last_event_id() -> None:
         assert client.list_tools().items == ()
     resumed = [r for r in old.get_calls if r.headers.get("last-event-id") == "ev-1"]
     assert len(resumed) == 1 and resumed[0].headers["mcp-session-id"] == "s-1"
+
+
+class StreamingOldServer(OldHttpServer):
+    """A 2025 server whose GET stream carries its own messages, then breaks once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.streams = 0
+
+    def __call__(self, request: Received) -> Reply:
+        if request.method != "GET":
+            return super().__call__(request)
+        self.get_calls.append(request)
+        self.streams += 1
+        if self.streams > 1:
+            return Reply(405)  # the reconnect (with Last-Event-ID) finds no stream: the listener ends
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        ask = json.dumps({"jsonrpc": "2.0", "id": "srv-9", "method": "ping"})
+        pieces = (b"event: other\ndata: {}\n\n", b"data: not json\n\n", f"id: g-1\ndata: {note}\n\n".encode(),
+                  f"data: {ask}\n\n".encode())
+        return Reply(200, (("Content-Type", "text/event-stream"),), pieces=pieces)
+
+
+def test_the_get_stream_delivers_notifications_and_requests_then_reconnects_once() -> None:
+    old = StreamingOldServer()
+    seen: list[mcp.Notification] = []
+    with LoopbackServer(old) as server, mcp.Client(
+            mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000,
+            on_notification=seen.append) as client:
+        client.list_tools()
+        end = time.monotonic() + 5
+        while (not old.replies or len(old.get_calls) < 2) and time.monotonic() < end:
+            time.sleep(0.01)
+    assert [note.method for note in seen] == ["notifications/tools/list_changed"]
+    assert seen[0].subscription_id == "session"  # a 2025 session's own change notification
+    assert old.replies == [{"jsonrpc": "2.0", "id": "srv-9", "result": {}}]
+    assert old.get_calls[1].headers["last-event-id"] == "g-1"
+
+
+def test_server_request_replies_survive_handler_bugs_and_refusals() -> None:
+    old = OldHttpServer()
+    with LoopbackServer(old) as server:
+        transport = mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL)
+        request = JsonRpcRequest("srv-1", "roots/list", None)
+        transport._answer(request, "2025-11-25")  # no handler: -32601, POSTed without a session
+        transport.set_request_handler(lambda message: 1 / 0)  # type: ignore[arg-type,return-value]
+        transport._answer(request, "2025-11-25")
+        transport.close()
+    assert [reply["error"]["code"] for reply in old.replies] == [-32601, -32603]
+
+
+def test_closing_after_the_server_is_gone_still_closes() -> None:
+    old = OldHttpServer()
+    server = LoopbackServer(old)
+    with server:
+        transport = mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL)
+        client = mcp.Client(transport, default_timeout_ms=5_000)
+        client.list_tools()
+    client.close()  # the DELETE fails to connect; close() still finishes
+    assert transport.session_id is None
+
+
+def test_an_initialize_answer_without_a_session_id_means_no_session() -> None:
+    class NoSessions(OldHttpServer):
+        def __call__(self, request: Received) -> Reply:
+            if request.method == "POST" and request.json().get("method") == "initialize":
+                return Reply.of_json({"jsonrpc": "2.0", "id": request.json()["id"], "result": INIT_2025})
+            if request.method == "POST" and "id" not in request.json():
+                return Reply(202)
+            if request.method == "POST" and request.json().get("method") == "tools/list":
+                return Reply.of_json({"jsonrpc": "2.0", "id": request.json()["id"], "result": {"tools": []}})
+            return super().__call__(request)
+
+    with LoopbackServer(NoSessions()) as server, mcp.Client(
+            mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
+        assert client.list_tools().items == ()
+        assert client.transport.session_id is None  # type: ignore[attr-defined]

@@ -185,3 +185,14 @@ def test_input_asking_handlers_and_bad_log_levels_fail_in_a_session() -> None:
         reply = post(handle.url, {"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
                                   "params": {"level": "loud"}}, **session)[2]
         assert reply["error"]["code"] == -32602
+
+
+def test_a_2026_initialize_is_a_removed_method_not_a_session(served: tuple[mcp.Server, str]) -> None:
+    server, url = served
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}
+    modern = {**INIT, "params": {**INIT["params"], "_meta": envelope}}
+    status, headers, reply = post(url, modern, **{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "initialize"})
+    assert status == 404 and reply["error"]["code"] == -32601 and "mcp-session-id" not in headers
+    status, headers, reply = post(url, INIT, **{"MCP-Protocol-Version": "2026-07-28"})
+    assert status == 400 and len(server.sessions) == 0  # a 2026 request without its envelope

@@ -199,7 +199,7 @@ class Client:
             attach(self._answer_server_request)
         attach_sink = getattr(transport, "set_unrouted_sink", None)
         if callable(attach_sink):
-            attach_sink(lambda note: self._deliver(note, self.on_notification))
+            attach_sink(self._unrouted)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -240,6 +240,10 @@ class Client:
 
     def _answer_server_request(self, request: JsonRpcRequest) -> dict[str, Any]:
         return legacy_client.answer_server_request(self, request)
+
+    def _unrouted(self, note: JsonRpcNotification) -> None:
+        """A notification of no request (a 2025 session's own, or stdio's unrouted ones)."""
+        self._deliver(legacy_client.session_notification(note) if self.legacy else note, self.on_notification)
 
     def _notify_internal(self, method: str, params: Mapping[str, Any] | None) -> None:
         self.transport.notify(method, encode(notification_message(method, params)),

@@ -11,6 +11,9 @@ Job
 Invariants
     * Negotiation runs once per client (and again only after an expired HTTP session); its
       requests bypass the revision check and carry the caller's deadline and cancellation.
+    * Change notifications a 2025 server sends on its session (``list_changed``,
+      ``resources/updated``) reach the client's ``on_notification`` with the subscription id
+      :data:`SESSION_STREAM_ID`.
     * A legacy server's request is answered exactly once: with the handler's checked answer,
       with -32601 when the client has no handler for it, or with -32603 when the handler fails
       (the exception is logged, its text never sent).
@@ -30,9 +33,15 @@ from zigai.mcp.errors import (
     UnsupportedProtocolVersion,
 )
 from zigai.mcp.input import InputKind, InputRequest, InputResponse
-from zigai.mcp.jsonrpc import JsonRpcRequest, error_message, result_message
+from zigai.mcp.jsonrpc import (
+    META_SUBSCRIPTION_ID,
+    JsonRpcNotification,
+    JsonRpcRequest,
+    error_message,
+    result_message,
+)
 from zigai.mcp.options import RequestOptions
-from zigai.mcp.primitives import ServerCapabilities
+from zigai.mcp.primitives import UPDATE_STREAM_METHODS, ServerCapabilities
 from zigai.mcp.results import DiscoverResult
 from zigai.mcp.revisions import (
     MODERN_ERROR_CODES,
@@ -47,7 +56,8 @@ from zigai.mcp.revisions import (
 if TYPE_CHECKING:
     from zigai.mcp.client import Client
 
-__all__ = ["negotiate", "renew", "answer_server_request", "legacy_discover"]
+__all__ = ["negotiate", "renew", "answer_server_request", "legacy_discover", "session_notification",
+           "SESSION_STREAM_ID"]
 
 _log = logging.getLogger("zigai.mcp.client")
 _INPUT_METHODS = frozenset(kind.value for kind in InputKind)
@@ -139,6 +149,24 @@ def legacy_discover(client: Client) -> DiscoverResult:
         server_info = Implementation(info["name"], info["version"])
     return DiscoverResult(result.supported_versions, result.capabilities, server_info, result.instructions,
                           raw=raw)
+
+
+SESSION_STREAM_ID = "session"
+"""The subscription id a 2025 server's change notifications are given: that revision sends them
+on the session, not on a ``subscriptions/listen`` stream, and a Notification needs one."""
+
+
+def session_notification(note: JsonRpcNotification) -> JsonRpcNotification:
+    """A 2025 change notification (no subscription id) in the shape a 2026 one has."""
+    if note.method not in UPDATE_STREAM_METHODS:
+        return note
+    params = dict(note.params or {})
+    meta = dict(params.get("_meta") or {}) if isinstance(params.get("_meta"), dict) else {}
+    if META_SUBSCRIPTION_ID in meta:
+        return note
+    meta[META_SUBSCRIPTION_ID] = SESSION_STREAM_ID
+    params["_meta"] = meta
+    return JsonRpcNotification(note.method, params)
 
 
 def answer_server_request(client: Client, request: JsonRpcRequest) -> dict[str, Any]:

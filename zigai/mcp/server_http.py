@@ -71,7 +71,13 @@ from zigai.mcp.jsonrpc import (
 )
 from zigai.mcp.primitives import Notification
 from zigai.mcp.server import HTTP_STATUS, NO_REPLY, Server
-from zigai.mcp.server_sessions import SESSION_HEADER, LegacySession, http_session, initialize_reply
+from zigai.mcp.server_sessions import (
+    SESSION_HEADER,
+    LegacySession,
+    http_session,
+    initialize_reply,
+    opens_session,
+)
 
 __all__ = ["DeploymentPolicy", "HttpReply", "handle_http", "wsgi_app", "serve_http", "HttpServerHandle"]
 
@@ -249,7 +255,8 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
     session, refused = http_session(server, folded)
     if refused is not None:
         return _refused(int(refused[:3]), refused[4:])
-    if isinstance(message, JsonRpcRequest) and message.method == "initialize" and session is None:
+    header_version = folded.get(HEADER_PROTOCOL_VERSION.lower(), (None,))[0]
+    if isinstance(message, JsonRpcRequest) and session is None and opens_session(message, header_version):
         answer, opened = initialize_reply(server, message)
         reply = _json_reply(_status_of(answer), answer)
         reply.headers.extend([(SESSION_HEADER, opened.id)] if opened is not None else [])

@@ -41,7 +41,14 @@ from zigai.mcp.errors import (
     InvalidRequest,
     MethodNotFound,
 )
-from zigai.mcp.jsonrpc import PROTOCOL_VERSION, JsonRpcRequest, error_message, result_message
+from zigai.mcp.jsonrpc import (
+    META_PROTOCOL_VERSION,
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    JsonRpcRequest,
+    error_message,
+    result_message,
+)
 from zigai.mcp.primitives import ClientCapabilities, Implementation, LogLevel, Notification
 from zigai.mcp.revisions import LEGACY_VERSIONS, MODERN_ONLY_METHODS
 
@@ -49,7 +56,7 @@ if TYPE_CHECKING:
     from zigai.mcp.server import Server
 
 __all__ = ["LegacySession", "SessionTable", "DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_IDLE_S", "initialize_reply",
-           "legacy_result", "legacy_capabilities", "serve_session", "needs_modern_input", "http_session", "legacy_shape", "SESSION_HEADER"]
+           "legacy_result", "legacy_capabilities", "serve_session", "needs_modern_input", "http_session", "legacy_shape", "opens_session", "SESSION_HEADER"]
 
 DEFAULT_MAX_SESSIONS = 1024
 DEFAULT_SESSION_IDLE_S = 3600.0
@@ -112,6 +119,18 @@ class SessionTable:
     def _expire(self, now: float) -> None:
         for key in [key for key, session in self._sessions.items() if now - session.last_seen > self.idle_s]:
             del self._sessions[key]
+
+
+def opens_session(request: JsonRpcRequest, header_version: str | None = None) -> bool:
+    """Whether a request is a 2025 ``initialize``: one that carries no 2026-07-28 envelope (and,
+    over HTTP, no 2026 ``MCP-Protocol-Version``).  A 2026 request for ``initialize`` is served
+    by the ladder, which answers -32601: that revision removed the method."""
+    if request.method != "initialize":
+        return False
+    meta = (request.params or {}).get("_meta")
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        return False
+    return header_version is None or header_version not in SUPPORTED_VERSIONS
 
 
 def initialize_reply(server: Server, request: JsonRpcRequest) -> tuple[dict[str, Any], LegacySession | None]:

@@ -40,7 +40,7 @@ from zigai.mcp.jsonrpc import (
 )
 from zigai.mcp.primitives import Notification
 from zigai.mcp.server import NO_REPLY, Server
-from zigai.mcp.server_sessions import LegacySession, initialize_reply
+from zigai.mcp.server_sessions import LegacySession, initialize_reply, opens_session
 
 __all__ = ["serve_stdio"]
 
@@ -126,7 +126,7 @@ class _Session:
             return
         if not isinstance(message, JsonRpcRequest):
             return  # clients send no responses; nothing to answer
-        if message.method == "initialize":
+        if opens_session(message):
             reply, session = initialize_reply(self.server, message)
             if session is not None:
                 if self.legacy is not None:
