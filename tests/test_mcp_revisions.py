@@ -392,3 +392,18 @@ def test_an_initialize_answer_without_a_session_id_means_no_session() -> None:
             mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
         assert client.list_tools().items == ()
         assert client.transport.session_id is None  # type: ignore[attr-defined]
+
+
+def test_an_empty_priming_event_on_a_2025_stream_is_skipped() -> None:
+    class Priming(OldHttpServer):
+        def __call__(self, request: Received) -> Reply:
+            if request.method == "POST" and request.json().get("method") == "initialize":
+                answer = json.dumps({"jsonrpc": "2.0", "id": request.json()["id"], "result": INIT_2025})
+                self.live.add("s-1")
+                return Reply(200, (("Content-Type", "text/event-stream"), ("Mcp-Session-Id", "s-1")),
+                             pieces=(b"id: p-0\ndata: \n\n", f"id: p-1\ndata: {answer}\n\n".encode()))
+            return super().__call__(request)
+
+    with LoopbackServer(Priming()) as server, mcp.Client(
+            mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
+        assert client.list_tools().items == () and client.protocol_version == "2025-11-25"

@@ -452,7 +452,7 @@ class StreamableHttpTransport:
 
     def _take_event(self, kind: str, data: bytes, request: OutgoingRequest, exchange: Exchange,
                     abort: threading.Event, deadline: float | None) -> bool:
-        if kind != "message":
+        if kind != "message" or not data.strip():  # an empty event primes resumption (2025-11-25)
             return False
         message = decode_message(data, self.json_limits)
         if isinstance(message, (JsonRpcResponse, JsonRpcError)):
@@ -556,7 +556,7 @@ class StreamableHttpTransport:
             self._listener_stop.wait(min(0.1 * 2 ** failures, 2.0))
 
     def _stream_event(self, kind: str, data: bytes, version: str) -> None:
-        if kind != "message":
+        if kind != "message" or not data.strip():
             return
         try:
             message = decode_message(data, self.json_limits)
