@@ -8,6 +8,7 @@ against the real mcp 1.30.0 SDK.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from typing import Any
@@ -407,3 +408,121 @@ def test_an_empty_priming_event_on_a_2025_stream_is_skipped() -> None:
     with LoopbackServer(Priming()) as server, mcp.Client(
             mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
         assert client.list_tools().items == () and client.protocol_version == "2025-11-25"
+
+
+# ---------------------------------------------------------------------- edges of the rules
+
+
+def test_revision_rules_at_their_edges() -> None:
+    from zigai.mcp import revisions
+
+    assert revisions.means_legacy_server(mcp.InvalidMcpMessage("not a reply"), False)
+    assert not revisions.means_legacy_server(mcp.McpHttpStatusError("boom", status=500), False)
+    assert revisions.means_legacy_server(mcp.McpHttpStatusError("gone", status=405), False)
+    assert not revisions.means_legacy_server(mcp.McpRequestTimedOut("slow"), False)
+    assert revisions.means_legacy_server(mcp.McpRequestTimedOut("slow"), True)
+    with pytest.raises(mcp.InvalidMcpMessage, match="protocolVersion"):
+        revisions.agreed_version({"protocolVersion": 20251125}, revisions.CLIENT_VERSIONS)
+    with pytest.raises(mcp.NoCommonProtocolVersion):  # a 2026 answer to initialize is not a session
+        revisions.agreed_version({"protocolVersion": "2026-07-28"}, revisions.CLIENT_VERSIONS)
+
+
+def test_a_malformed_discover_result_still_means_a_modern_server() -> None:
+    peer = ScriptedPeer(lambda method, params: {"tools": []} if method == "tools/list" else {"odd": True},
+                        answer_probe=False)
+    with mcp.Client(peer) as client:
+        client.list_tools()
+        assert client.protocol_version == "2026-07-28" and client.server_capabilities is None
+        with pytest.raises(mcp.InvalidMcpMessage, match="supportedVersions"):
+            client.discover()  # the caller's own discover reports it
+
+
+def test_legacy_discover_without_server_info_and_session_notifications() -> None:
+    from zigai.mcp.jsonrpc import META_SUBSCRIPTION_ID, JsonRpcNotification
+    from zigai.mcp.legacy_client import session_notification
+
+    def reply(method: str, params: dict[str, Any]) -> Any:
+        if method == "server/discover":
+            return mcp.MethodNotFound("no")
+        return {"protocolVersion": "2025-06-18", "capabilities": {}} if method == "initialize" else {}
+
+    with mcp.Client(ScriptedPeer(reply, answer_probe=False)) as client:
+        client.ping()
+        found = client.discover()
+    assert found.server_info is None and found.instructions is None
+    plain = JsonRpcNotification("notifications/message", {"level": "info", "data": 1})
+    assert session_notification(plain) is plain
+    tagged = JsonRpcNotification("notifications/resources/updated",
+                                 {"uri": "a://b", "_meta": {META_SUBSCRIPTION_ID: 7}})
+    assert session_notification(tagged) is tagged
+    untagged = session_notification(JsonRpcNotification("notifications/resources/updated", {"uri": "a://b"}))
+    assert untagged.params == {"uri": "a://b", "_meta": {META_SUBSCRIPTION_ID: "session"}}
+
+
+def test_a_handler_returning_something_else_is_a_client_error() -> None:
+    with mcp.Client(legacy_server(mcp.MethodNotFound("x")),
+                    input_handler=lambda request: "yes") as client:  # type: ignore[arg-type,return-value]
+        client.list_tools()
+        reply = client._answer_server_request(JsonRpcRequest(3, "roots/list", None))
+    assert reply["error"]["code"] == -32603
+
+
+def test_a_stdio_server_request_gets_the_handlers_reply_or_an_internal_error(tmp_path: Any) -> None:
+    import sys
+
+    script = tmp_path / "asks.py"
+    script.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'id': 'srv-1', 'method': 'roots/list'}), flush=True)\n"
+        "reply = json.loads(sys.stdin.readline())\n"
+        "print(json.dumps({'jsonrpc': '2.0', 'method': 'notifications/message',"
+        " 'params': {'level': 'info', 'data': reply}}), flush=True)\n"
+        "sys.stdin.read()\n")
+    for handler, code in ((None, -32601), (lambda request: 1 / 0, -32603)):
+        echoed: list[Any] = []
+        options = mcp.StdioOptions(on_unrouted=lambda note, into=echoed: into.append(note.params))
+        with mcp.StdioTransport([sys.executable, str(script)], options) as transport:
+            transport.set_request_handler(handler)  # type: ignore[arg-type]
+            end = time.monotonic() + 10
+            while not echoed and time.monotonic() < end:
+                time.sleep(0.01)
+        assert echoed and echoed[0]["data"]["id"] == "srv-1" and echoed[0]["data"]["error"]["code"] == code
+
+
+def test_a_resumption_the_server_refuses_ends_the_request() -> None:
+    class Refusing(OldHttpServer):
+        def __call__(self, request: Received) -> Reply:
+            if request.method == "GET":
+                self.get_calls.append(request)
+                return Reply(405)
+            return super().__call__(request)
+
+    old = Refusing()
+    with LoopbackServer(old) as server, mcp.Client(
+            mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
+        client.list_tools()
+        old.resume = True
+        with pytest.raises(mcp.McpStreamEnded):
+            client.list_tools()
+
+
+def test_a_refused_reply_and_an_unreachable_delete_are_only_logged(caplog: pytest.LogCaptureFixture) -> None:
+    class RefusesReplies(OldHttpServer):
+        def __call__(self, request: Received) -> Reply:
+            if request.method == "POST" and "method" not in request.json():
+                return Reply(500)
+            return super().__call__(request)
+
+    with LoopbackServer(RefusesReplies()) as server:
+        transport = mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL)
+        transport._answer(JsonRpcRequest("srv-1", "ping", None), "2025-11-25")
+        transport.close()
+    assert "answered HTTP 500" in caplog.text
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    closed_port = probe.getsockname()[1]
+    probe.close()
+    gone = mcp.StreamableHttpTransport(f"http://127.0.0.1:{closed_port}/mcp", url_policy=LOCAL)
+    gone._session_id = "s-9"
+    gone.close()  # DELETE cannot connect: logged, close() still finishes
+    assert gone.session_id is None

@@ -196,3 +196,17 @@ def test_a_2026_initialize_is_a_removed_method_not_a_session(served: tuple[mcp.S
     assert status == 404 and reply["error"]["code"] == -32601 and "mcp-session-id" not in headers
     status, headers, reply = post(url, INIT, **{"MCP-Protocol-Version": "2026-07-28"})
     assert status == 400 and len(server.sessions) == 0  # a 2026 request without its envelope
+
+
+def test_2025_shapes_drop_what_the_revision_cannot_carry() -> None:
+    from zigai.mcp.server_sessions import legacy_capabilities, legacy_shape
+
+    listed = legacy_shape("tools/list", {"tools": [
+        {"name": "a", "outputSchema": {"type": "integer"}}, {"name": "b", "outputSchema": {"type": "object"}},
+        "not-a-tool"]})
+    assert listed["tools"][0] == {"name": "a"} and listed["tools"][1]["outputSchema"] == {"type": "object"}
+    called = legacy_shape("tools/call", {"content": [], "structuredContent": [1, 2]})
+    assert called == {"content": []}
+    assert legacy_capabilities({"logging": {}, "experimental": None, "extensions": {"x/y": {}},
+                                "tools": {"listChanged": True}}) == {"logging": {}, "experimental": None,
+                                                                      "tools": {}}

@@ -69,12 +69,13 @@ def connect_server(server: ServerDeclaration, *, url_policy: UrlPolicy | None = 
     except McpError as exc:
         raise McpConnectionFailed(f"{label}: {exc}") from None
     client = Client(transport)
+    answered = False
     try:
         client.discover(RequestOptions(timeout_ms=server.timeout_ms))
+        answered = True
     except McpError as exc:
-        client.close()
         raise McpConnectionFailed(f"{label} did not answer discovery: {type(exc).__name__}: {exc}") from None
-    except BaseException:
-        client.close()
-        raise
+    finally:
+        if not answered:  # nothing is left running after a failure, whatever it was
+            client.close()
     return McpToolset(client), client.close
