@@ -28,7 +28,9 @@ Submodules
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
     (:class:`Client`), ``revisions`` (the revisions, era detection, per-era methods),
-    ``legacy_client`` (``initialize`` and answering a 2025 server's requests), ``input`` (multi round-trip :class:`InputHandler` and
+    ``legacy_client`` (``initialize`` and answering a 2025 server's requests), ``connect`` (the
+    default connector of agent specs' ``mcp_servers``), ``server_sessions`` (2025 clients of a
+    :class:`Server`: ``initialize``, the bounded session table), ``input`` (multi round-trip :class:`InputHandler` and
     :class:`InputResponse` builders), ``tasks`` (the Tasks extension's tagged task states and
     request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``), ``task_watch``
     (``watch_task`` over a task status stream),
