@@ -7,7 +7,8 @@
 # folder .mcp-conformance/ (reused on later runs), serves the zigai conformance server
 # (scripts/mcp_conformance_server.py) on 127.0.0.1 for `server` mode, runs the zigai client entry
 # (scripts/mcp_conformance_client.py) for `client` mode, both with --requirements 2026-07-28, then
-# server mode again with --requirements 2025-11-25 (a zigai server under 2025 clients), and
+# both modes again with --requirements 2025-11-25 (a zigai server under 2025 clients; the zigai
+# client negotiating against 2025 servers, ZIGAI_MCP_NEGOTIATE=1), and
 # prints the suite's summary.  Known failures live in tests/mcp_conformance_baseline.yml and
 # tests/mcp_conformance_baseline_2025-11-25.yml (one reason per entry); the suite itself fails the run on an unexpected failure *and* on a baseline
 # entry that now passes.  Exit status: 0 when both modes match the baseline.
@@ -77,6 +78,10 @@ if [ "$MODE" = client ] || [ "$MODE" = all ]; then
   "$CONFORMANCE" client --command "$PYTHON $ROOT/scripts/mcp_conformance_client.py" \
     --timeout "${MCP_CONFORMANCE_CLIENT_TIMEOUT_MS:-120000}" \
     --requirements "$REQUIREMENTS" --expected-failures "$BASELINE" -o "$RESULTS/client" || status=1
+  echo "== client mode, $LEGACY_REQUIREMENTS (the client negotiates, as by default)" >&2
+  ZIGAI_MCP_NEGOTIATE=1 "$CONFORMANCE" client --command "$PYTHON $ROOT/scripts/mcp_conformance_client.py" \
+    --timeout "${MCP_CONFORMANCE_CLIENT_TIMEOUT_MS:-120000}" --requirements "$LEGACY_REQUIREMENTS" \
+    --expected-failures "$LEGACY_BASELINE" -o "$RESULTS/client-$LEGACY_REQUIREMENTS" || status=1
 fi
 
 echo "results: $RESULTS" >&2

@@ -1,10 +1,11 @@
-"""The official MCP conformance suite (@modelcontextprotocol/conformance) against zigai, both modes.
+"""The official MCP conformance suite (@modelcontextprotocol/conformance) against zigai, both modes, both eras.
 
 ``scripts/mcp_conformance.sh`` installs Node 22 and the pinned suite into ``.mcp-conformance/``
 (cached), serves ``scripts/mcp_conformance_server.py`` and runs ``scripts/mcp_conformance_client.py``
-with ``--requirements 2026-07-28``.  The suite compares the outcome with
-``tests/mcp_conformance_baseline.yml`` and exits non-zero on a failure the baseline does not
-list *and* on a listed entry that now passes, so the baseline can only shrink.
+with ``--requirements 2026-07-28``, then both again with ``--requirements 2025-11-25``.  The suite
+compares each outcome with its baseline (``tests/mcp_conformance_baseline.yml``,
+``tests/mcp_conformance_baseline_2025-11-25.yml``) and exits non-zero on a failure the baseline
+does not list *and* on a listed entry that now passes, so the baselines can only shrink.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def test_conformance_suite_matches_the_baseline(tmp_path: Path) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-6000:]
     # both modes really ran and were judged against the baseline
-    assert output.count("Baseline check passed") == 3, output[-6000:]  # server twice (2026, 2025), client
+    assert output.count("Baseline check passed") == 4, output[-6000:]  # both modes, 2026 and 2025
     server_checks = list((tmp_path / "server").glob("*/checks.json"))
     client_checks = list((tmp_path / "client").rglob("checks.json"))
     assert len(server_checks) >= 50 and len(client_checks) >= 32
@@ -72,6 +73,8 @@ def test_conformance_suite_matches_the_baseline(tmp_path: Path) -> None:
                           for check in json.loads(path.read_text()))}
     assert {"server-initialize", "tools-list", "logging-set-level", "ping", "completion-complete"} <= passed_2025
     assert not expected & passed_2025
+    legacy_client = list((tmp_path / "client-2025-11-25").rglob("checks.json"))
+    assert len(legacy_client) >= 18
     passed = {path.parent.name.rsplit("-2026-", 1)[0] for path in client_checks
               if all(check["status"] in ("SUCCESS", "INFO", "SKIPPED")
                      for check in json.loads(path.read_text()))}

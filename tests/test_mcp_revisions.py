@@ -427,14 +427,26 @@ def test_revision_rules_at_their_edges() -> None:
         revisions.agreed_version({"protocolVersion": "2026-07-28"}, revisions.CLIENT_VERSIONS)
 
 
-def test_a_malformed_discover_result_still_means_a_modern_server() -> None:
-    peer = ScriptedPeer(lambda method, params: {"tools": []} if method == "tools/list" else {"odd": True},
-                        answer_probe=False)
+@pytest.mark.parametrize("discovered, offered", [
+    ({"odd": True}, "2025-11-25"),  # a server that answers any method: not a discover result
+    ({"supportedVersions": ["2025-06-18"], "capabilities": {}}, "2025-06-18"),
+])
+def test_a_discover_result_without_a_shared_modern_revision_leads_to_initialize(
+        discovered: dict[str, Any], offered: str) -> None:
+    def reply(method: str, params: dict[str, Any]) -> Any:
+        if method == "initialize":
+            return {**INIT_2025, "protocolVersion": params["protocolVersion"]}
+        return discovered if method == "server/discover" else {"tools": []}
+
+    peer = ScriptedPeer(reply, answer_probe=False)
     with mcp.Client(peer) as client:
         client.list_tools()
-        assert client.protocol_version == "2026-07-28" and client.server_capabilities is None
-        with pytest.raises(mcp.InvalidMcpMessage, match="supportedVersions"):
-            client.discover()  # the caller's own discover reports it
+        assert client.protocol_version == offered and client.legacy
+    assert peer.methods()[:2] == ["server/discover", "initialize"]
+    future = ScriptedPeer(lambda method, params: {"supportedVersions": ["2027-01-01"], "capabilities": {}},
+                          answer_probe=False)
+    with mcp.Client(future) as client, pytest.raises(mcp.NoCommonProtocolVersion):
+        client.list_tools()
 
 
 def test_legacy_discover_without_server_info_and_session_notifications() -> None:

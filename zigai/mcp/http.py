@@ -27,8 +27,8 @@ Invariants
       After ``notifications/initialized`` one background GET stream (the optional standalone
       stream; a 405 means the server offers none) delivers the server's own requests and
       notifications (to ``set_unrouted_sink``), reconnecting with ``Last-Event-ID`` at most
-      ``_MAX_RESUMES`` times in a row; a response stream that ends early under a 2025 revision
-      resumes the same way.  :meth:`close` stops it.
+      ``_MAX_RESUMES`` times in a row, after the stream's ``retry`` hint; a response stream that
+      ends early under a 2025 revision resumes the same way.  :meth:`close` stops it.
     * A request (or notification) whose deadline passes raises :class:`McpRequestTimedOut`,
       as over stdio, whichever side notices first: the caller's wait or the underlying
       transport's deadline guard (whose :class:`~zigai.transport.TransportTimedOut` is mapped
@@ -426,6 +426,11 @@ class StreamableHttpTransport:
         while request.protocol_version in _LEGACY_VERSIONS and parser.last_event_id is not None \
                 and resumes < _MAX_RESUMES and not abort.is_set():
             resumes += 1  # a 2025 server may let the stream resume after its last event id
+            wait_s = (parser.retry_ms or 0) / 1000  # the server's retry hint comes first
+            if deadline is not None:
+                wait_s = min(wait_s, max(0.0, deadline - time.monotonic()))
+            if abort.wait(wait_s):
+                return
             with self._transport.stream_lines(self._get_request(request.protocol_version, parser.last_event_id,
                                                                 deadline, None)) as resumed:
                 if resumed.status != 200 or _media_type(resumed.headers.get("content-type")) != "text/event-stream":
@@ -553,7 +558,8 @@ class StreamableHttpTransport:
                     return
                 _log.debug("%s: the MCP GET stream broke (%s); reconnecting", self._target(), type(exc).__name__)
             failures += 1
-            self._listener_stop.wait(min(0.1 * 2 ** failures, 2.0))
+            retry_s = parser.retry_ms / 1000 if parser.retry_ms is not None else min(0.1 * 2 ** failures, 2.0)
+            self._listener_stop.wait(retry_s)
 
     def _stream_event(self, kind: str, data: bytes, version: str) -> None:
         if kind != "message" or not data.strip():

@@ -32,6 +32,7 @@ from zigai.mcp.errors import (
     McpErrorResponse,
     UnsupportedProtocolVersion,
 )
+from zigai.mcp.http import StreamableHttpTransport
 from zigai.mcp.input import InputKind, InputRequest, InputResponse
 from zigai.mcp.jsonrpc import (
     META_SUBSCRIPTION_ID,
@@ -73,7 +74,10 @@ def negotiate(client: Client, options: RequestOptions) -> None:
         _initialize(client, legacy[0], own)
         return
     caller_deadline = client._deadline(own)
-    probe_deadline = time.monotonic() + PROBE_TIMEOUT_S
+    # HTTP answers every request with a status (and may run an authorization flow first); the
+    # silent-server rule is for stdio and other transports
+    silent_s = None if isinstance(client.transport, StreamableHttpTransport) else PROBE_TIMEOUT_S
+    probe_deadline = None if silent_s is None else time.monotonic() + silent_s
     try:
         result = client._exchange("server/discover", None, own, version=modern[0], internal=True,
                                   deadline=probe_deadline)
@@ -93,11 +97,20 @@ def negotiate(client: Client, options: RequestOptions) -> None:
     except McpError as exc:
         _fall_back(client, exc, caller_deadline, probe_deadline, legacy, own)
         return
-    client._agree(modern[0])
     try:
-        client.server_capabilities = DiscoverResult.from_json(result).capabilities
+        found = DiscoverResult.from_json(result)
     except InvalidMcpMessage:
-        pass  # the probe only decides the era; discover() reports a malformed result itself
+        found = None
+    shared = [version for version in modern if found is not None and version in found.supported_versions]
+    if not shared:  # not a discover result naming a revision we share: a server that answers anything
+        _log.info("MCP server answered server/discover without a shared revision; initializing")
+        if found is not None and found.supported_versions:
+            _initialize(client, legacy_choice(offered, found.supported_versions), own)
+        else:
+            _initialize(client, legacy[0], own)
+        return
+    client._agree(shared[0])
+    client.server_capabilities = found.capabilities if found is not None else None
 
 
 def renew(client: Client, options: RequestOptions) -> None:
@@ -105,10 +118,11 @@ def renew(client: Client, options: RequestOptions) -> None:
     _initialize(client, client.protocol_version, RequestOptions(options.control, options.timeout_ms, options.cancel))
 
 
-def _fall_back(client: Client, error: McpError, caller_deadline: float | None, probe_deadline: float,
+def _fall_back(client: Client, error: McpError, caller_deadline: float | None, probe_deadline: float | None,
                legacy: list[str], options: RequestOptions) -> None:
     now = time.monotonic()
-    if (caller_deadline is not None and now >= caller_deadline) or not means_legacy_server(error, now >= probe_deadline):
+    probe_expired = probe_deadline is not None and now >= probe_deadline
+    if (caller_deadline is not None and now >= caller_deadline) or not means_legacy_server(error, probe_expired):
         raise error
     _log.info("MCP server is session-based (%s answered the probe); initializing", type(error).__name__)
     _initialize(client, legacy[0], options)

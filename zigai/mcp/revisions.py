@@ -8,12 +8,15 @@ Job
 
 Era detection (the 2026-07-28 backward-compatibility rules)
     A client that speaks both eras probes with ``server/discover`` under its newest modern
-    revision.  A result means a modern server, and so does an error only a modern server sends
-    (-32020, -32021, -32022; :data:`MODERN_ERROR_CODES`); after -32022 its ``supported`` list
-    picks the revision (a legacy one there means ``initialize``).  Any other JSON-RPC error, an HTTP 400/404/405 without a JSON-RPC answer for
-    the probe, or no answer within the probe's timeout means a legacy server: the client falls
-    back to ``initialize``, offering its newest legacy revision.  The era is cached per client;
-    only an expired HTTP session (404) starts a new handshake.
+    revision.  A discover result naming a modern revision the client speaks means a modern
+    server; one naming only 2025 revisions picks one of them for ``initialize``.  An error only a
+    modern server sends (-32020, -32021, -32022; :data:`MODERN_ERROR_CODES`) also means a modern
+    server; after -32022 its ``supported`` list picks the revision (a legacy one there means
+    ``initialize``).  Any other JSON-RPC error, an HTTP 400/404/405 without a JSON-RPC answer for
+    the probe, a result that is not a discover result, or (off HTTP, where a server may stay
+    silent) no answer within :data:`PROBE_TIMEOUT_S` means a legacy server: the client falls back
+    to ``initialize``, offering its newest legacy revision.  The era is cached per client; only
+    an expired HTTP session (404) starts a new handshake.
 
 Invariants
     * A method of one era used under a revision of the other raises

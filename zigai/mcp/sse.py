@@ -11,7 +11,8 @@ Rules (WHATWG event-stream)
     ``\\n``; ``event`` names the event type (``message`` when absent).  ``id`` and ``retry`` are
     session-era resumption fields: the parser only remembers the last ``id`` (at most 256
     bytes, no NUL; :attr:`SseParser.last_event_id`), which a 2025-revision client may send back
-    as ``Last-Event-ID``; 2026-07-28 streams never resume.  A blank line
+    as ``Last-Event-ID``, and the last ``retry`` (digits only, capped at 60 s;
+    :attr:`SseParser.retry_ms`), how long it waits first; 2026-07-28 streams never resume.  A blank line
     dispatches; an event with no data line dispatches nothing.  An event still open when the
     stream ends is dispatched by :meth:`SseParser.finish`.
 
@@ -34,6 +35,7 @@ __all__ = ["SseEvent", "SseParser", "LINE_OVERHEAD_BYTES"]
 
 LINE_OVERHEAD_BYTES = 64
 _MAX_EVENT_ID = 256
+_MAX_RETRY_MS = 60_000
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
 
 
@@ -47,7 +49,8 @@ class SseEvent(NamedTuple):
 class SseParser:
     """A bounded incremental parser; one instance per response stream (no state crosses streams)."""
 
-    __slots__ = ("max_event_bytes", "_line", "_skip_lf", "_data", "_has_data", "_event", "last_event_id")
+    __slots__ = ("max_event_bytes", "_line", "_skip_lf", "_data", "_has_data", "_event", "last_event_id",
+                 "retry_ms")
 
     def __init__(self, max_event_bytes: int) -> None:
         if isinstance(max_event_bytes, bool) or not isinstance(max_event_bytes, int) or max_event_bytes < 0:
@@ -59,6 +62,7 @@ class SseParser:
         self._has_data = False
         self._event = ""
         self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Parse ``chunk``; return the events it completed (possibly none)."""
@@ -120,7 +124,9 @@ class SseParser:
             self._event = value.decode("utf-8", "replace")
         elif name == b"id" and len(value) <= _MAX_EVENT_ID and b"\0" not in value:
             self.last_event_id = value.decode("utf-8", "replace") or None
-        # "retry" and unknown fields are ignored on purpose (see module docstring)
+        elif name == b"retry" and value.isdigit() and len(value) <= 9:
+            self.retry_ms = min(int(value), _MAX_RETRY_MS)
+        # unknown fields are ignored on purpose (see module docstring)
 
     def _dispatch(self, events: list[SseEvent]) -> None:
         if self._has_data:
