@@ -538,3 +538,35 @@ def test_a_refused_reply_and_an_unreachable_delete_are_only_logged(caplog: pytes
     gone._session_id = "s-9"
     gone.close()  # DELETE cannot connect: logged, close() still finishes
     assert gone.session_id is None
+
+
+def test_the_sse_parser_keeps_the_last_id_and_retry_within_bounds() -> None:
+    from zigai.mcp.sse import SseParser
+
+    parser = SseParser(1024)
+    parser.feed(b"id: " + b"a" * 256 + b"\nretry: 1500\ndata: {}\n\n")
+    assert parser.last_event_id == "a" * 256 and parser.retry_ms == 1500
+    parser.feed(b"id: " + b"b" * 257 + b"\nid: x\0y\nretry: soon\ndata: {}\n\n")  # refused: kept as before
+    assert parser.last_event_id == "a" * 256 and parser.retry_ms == 1500
+    parser.feed(b"retry: 999999999\n\n")
+    assert parser.retry_ms == 60_000
+
+
+def test_a_resumption_waits_for_the_retry_hint() -> None:
+    class Hinting(OldHttpServer):
+        def __call__(self, request: Received) -> Reply:
+            if self.resume and request.method == "POST" and request.json().get("method") == "tools/list":
+                self.resumed_id = request.json()["id"]
+                self.sent_at = time.monotonic()
+                return Reply(200, (("Content-Type", "text/event-stream"),), pieces=(b"id: ev-1\nretry: 300\n\n",))
+            if request.method == "GET" and request.headers.get("last-event-id") == "ev-1":
+                self.resumed_at = time.monotonic()
+            return super().__call__(request)
+
+    old = Hinting()
+    with LoopbackServer(old) as server, mcp.Client(
+            mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL), default_timeout_ms=5_000) as client:
+        client.list_tools()
+        old.resume = True
+        assert client.list_tools().items == ()
+    assert old.resumed_at - old.sent_at >= 0.3
