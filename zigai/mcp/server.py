@@ -6,7 +6,8 @@ Job
     the reply.  Tools may be zigai :class:`~zigai.tool.Tool` values (their schema, argument
     validation and encoding are reused) or native handlers returning :class:`CallToolResult`.
     Serving loops live in ``server_stdio`` (one message per line) and ``server_http``
-    (WSGI / ``http.server``, with the deployment policy).
+    (WSGI / ``http.server``, with the deployment policy); clients of the 2025 revisions are
+    served through a session of ``server_sessions`` that stands in for the envelope.
 
 The ladder (first failure wins)
     malformed JSON or over the MCP message limits -> -32700; not one JSON-RPC request ->
@@ -117,7 +118,6 @@ from zigai.mcp.server_input import (
     seal_round,
     take_answers,
 )
-from zigai.mcp.server_sessions import LegacySession
 from zigai.mcp.server_values import (
     block_of,
     decode_cursor,
@@ -431,7 +431,7 @@ class Server:
     def handle_value(self, value: Any, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                      tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
                      token: CancellationToken | None = None,
-                     session: LegacySession | None = None) -> dict[str, Any] | None:
+                     session: sessions.LegacySession | None = None) -> dict[str, Any] | None:
         """:meth:`handle` for a message already parsed under the MCP limits."""
         request_id = value.get("id") if isinstance(value, dict) else None
         try:
@@ -455,7 +455,7 @@ class Server:
 
     def dispatch(self, request: JsonRpcRequest, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                  tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
-                 token: CancellationToken | None = None, session: LegacySession | None = None) -> dict[str, Any]:
+                 token: CancellationToken | None = None, session: sessions.LegacySession | None = None) -> dict[str, Any]:
         """Run the ladder and the handler for one parsed request; raise McpErrorResponse on failure.
         A request of a 2025 ``session`` (no 2026 envelope) is served by ``server_sessions``."""
         params = dict(request.params or {})
