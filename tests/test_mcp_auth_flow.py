@@ -93,7 +93,7 @@ def _provider(auth_server: LoopbackAuthorizationServer, **options: Any) -> OAuth
 @contextmanager
 def _client(url: str, provider: OAuthProvider, recorder: _Recorder | None = None) -> Iterator[mcp.Client]:
     transport = mcp.StreamableHttpTransport(url, url_policy=LOCAL, auth=provider, transport=recorder)
-    with mcp.Client(transport, default_timeout_ms=10_000) as client:
+    with mcp.Client(transport, protocol_version=mcp.PROTOCOL_VERSION, default_timeout_ms=10_000) as client:
         yield client
     if recorder is not None:
         recorder.close()

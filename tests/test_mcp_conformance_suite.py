@@ -1,10 +1,11 @@
-"""The official MCP conformance suite (@modelcontextprotocol/conformance) against zigai, both modes.
+"""The official MCP conformance suite (@modelcontextprotocol/conformance) against zigai, both modes, both eras.
 
 ``scripts/mcp_conformance.sh`` installs Node 22 and the pinned suite into ``.mcp-conformance/``
 (cached), serves ``scripts/mcp_conformance_server.py`` and runs ``scripts/mcp_conformance_client.py``
-with ``--requirements 2026-07-28``.  The suite compares the outcome with
-``tests/mcp_conformance_baseline.yml`` and exits non-zero on a failure the baseline does not
-list *and* on a listed entry that now passes, so the baseline can only shrink.
+with ``--requirements 2026-07-28``, then both again with ``--requirements 2025-11-25``.  The suite
+compares each outcome with its baseline (``tests/mcp_conformance_baseline.yml``,
+``tests/mcp_conformance_baseline_2025-11-25.yml``) and exits non-zero on a failure the baseline
+does not list *and* on a listed entry that now passes, so the baselines can only shrink.
 """
 
 from __future__ import annotations
@@ -23,14 +24,16 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "mcp_conformance.sh"
 BASELINE = ROOT / "tests" / "mcp_conformance_baseline.yml"
+LEGACY_BASELINE = ROOT / "tests" / "mcp_conformance_baseline_2025-11-25.yml"
 _ENTRY = re.compile(r"^  - (?P<name>[a-z0-9/\-:]+)\s+# (?P<reason>\S.*)$")
 
 
-def test_every_baseline_entry_names_one_scenario_with_a_reason() -> None:
-    document = yaml.safe_load(BASELINE.read_text())
+@pytest.mark.parametrize("baseline", [BASELINE, LEGACY_BASELINE], ids=["2026-07-28", "2025-11-25"])
+def test_every_baseline_entry_names_one_scenario_with_a_reason(baseline: Path) -> None:
+    document = yaml.safe_load(baseline.read_text())
     assert set(document) == {"server", "client"}
     listed = [name for mode in ("server", "client") for name in document[mode]]
-    lines = [line for line in BASELINE.read_text().splitlines() if line.startswith("  - ")]
+    lines = [line for line in baseline.read_text().splitlines() if line.startswith("  - ")]
     assert len(lines) == len(listed)
     for line in lines:
         match = _ENTRY.match(line)
@@ -51,7 +54,7 @@ def test_conformance_suite_matches_the_baseline(tmp_path: Path) -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-6000:]
     # both modes really ran and were judged against the baseline
-    assert output.count("Baseline check passed") == 2, output[-6000:]
+    assert output.count("Baseline check passed") == 4, output[-6000:]  # both modes, 2026 and 2025
     server_checks = list((tmp_path / "server").glob("*/checks.json"))
     client_checks = list((tmp_path / "client").rglob("checks.json"))
     assert len(server_checks) >= 50 and len(client_checks) >= 32
@@ -61,6 +64,17 @@ def test_conformance_suite_matches_the_baseline(tmp_path: Path) -> None:
         failing = [check["id"] for check in json.loads(path.read_text())
                    if check["status"] not in ("SUCCESS", "INFO", "SKIPPED")]
         assert not failing, (path.parent.name, failing)
+    # a 2025-11-25 client: every scenario outside the (shrink-only) baseline passes
+    legacy_checks = list((tmp_path / "server-2025-11-25").glob("*/checks.json"))
+    assert len(legacy_checks) >= 30
+    expected = set(yaml.safe_load(LEGACY_BASELINE.read_text())["server"])
+    passed_2025 = {path.parent.name.rsplit("-2026-", 1)[0].removeprefix("server-") for path in legacy_checks
+                   if all(check["status"] in ("SUCCESS", "INFO", "SKIPPED")
+                          for check in json.loads(path.read_text()))}
+    assert {"server-initialize", "tools-list", "logging-set-level", "ping", "completion-complete"} <= passed_2025
+    assert not expected & passed_2025
+    legacy_client = list((tmp_path / "client-2025-11-25").rglob("checks.json"))
+    assert len(legacy_client) >= 18
     passed = {path.parent.name.rsplit("-2026-", 1)[0] for path in client_checks
               if all(check["status"] in ("SUCCESS", "INFO", "SKIPPED")
                      for check in json.loads(path.read_text()))}

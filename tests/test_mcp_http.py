@@ -1,4 +1,8 @@
-"""StreamableHttpTransport and the Client over loopback HTTP: headers, JSON and SSE answers, bounds."""
+"""StreamableHttpTransport and the Client over loopback HTTP: headers, JSON and SSE answers, bounds.
+
+The clients here are pinned to 2026-07-28 (no negotiation probe), so each test sees exactly the
+requests it makes; negotiation is covered by tests/test_mcp_revisions.py.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +42,7 @@ def _error(request: Received, code: int, message: str, status: int = 400) -> Rep
 def _client(handler: Any, **options: Any):
     with LoopbackServer(handler) as server:
         transport = mcp.StreamableHttpTransport(server.url + "/mcp", url_policy=LOCAL, **options)
-        with mcp.Client(transport, default_timeout_ms=5000) as client:
+        with mcp.Client(transport, protocol_version=mcp.PROTOCOL_VERSION, default_timeout_ms=5000) as client:
             yield client, server
 
 
@@ -274,7 +278,7 @@ def test_the_url_policy_is_enforced_by_the_mcp_transport_itself() -> None:
     with pytest.raises(UrlPolicyViolation):
         mcp.StreamableHttpTransport("https://user:pw@mcp.example.com/mcp", transport=custom)
     transport = mcp.StreamableHttpTransport("https://mcp.example.com/mcp", transport=custom)
-    with mcp.Client(transport) as client:
+    with mcp.Client(transport, protocol_version=mcp.PROTOCOL_VERSION) as client:
         assert client.request_json("x/y") == {}
         client.send_notification(mcp.Notification("notifications/initialized"))
     assert [r.url for r in custom.seen] == ["https://mcp.example.com/mcp"] * 2

@@ -231,7 +231,7 @@ def test_stub_stream_events_drive_the_watch_and_other_tasks_are_ignored() -> Non
 
     stub = StreamingStub(events, reply)
     handler = Counting()
-    with mcp.Client(stub, capabilities=EXT, input_handler=handler, task_polling=SLOW,
+    with mcp.Client(stub, protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, input_handler=handler, task_polling=SLOW,
                     default_timeout_ms=10_000) as client:
         final = client.watch_task("t1")
     assert isinstance(final, mcp.TaskCompleted) and final.result["content"][0]["text"] == "ok"
@@ -252,7 +252,7 @@ def test_stub_without_task_streams_falls_back_to_polling() -> None:
 
     stub = StreamingStub(events, reply)
     handler = Counting()
-    with mcp.Client(stub, capabilities=EXT, input_handler=handler, task_polling=FAST,
+    with mcp.Client(stub, protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, input_handler=handler, task_polling=FAST,
                     default_timeout_ms=10_000) as client:
         assert isinstance(client.watch_task("t1"), mcp.TaskCompleted)
     assert handler.keys == ["who"] and stub.sent.count("tasks/get") == 3 and stub.sent.count("tasks/update") == 1
@@ -268,7 +268,7 @@ def test_stub_refusing_the_stream_raises_its_error() -> None:
             return super().request(request, **kwargs)
 
     stub = Refusing(lambda subscription: [], lambda method, params: task("working"))
-    with mcp.Client(stub, capabilities=EXT, default_timeout_ms=5_000) as client:
+    with mcp.Client(stub, protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, default_timeout_ms=5_000) as client:
         with pytest.raises(mcp.MissingRequiredClientCapability):
             client.watch_task("t1")
 
@@ -282,7 +282,7 @@ def test_stub_refusing_the_stream_raises_its_error() -> None:
         return StreamingStub.request(missing, request, **kwargs)
 
     missing.request = not_found  # type: ignore[method-assign]
-    with mcp.Client(missing, capabilities=EXT, task_polling=FAST, default_timeout_ms=5_000) as client:
+    with mcp.Client(missing, protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, task_polling=FAST, default_timeout_ms=5_000) as client:
         assert isinstance(client.watch_task("t1"), mcp.TaskCompleted)  # no listen at all: polling
 
 
@@ -303,7 +303,7 @@ def test_stub_a_restart_resends_persisted_answers_without_asking_again() -> None
     store = mcp.MemoryStore()
     store.save(mcp.TaskRecord("t1", pending={"who": {"action": "accept", "content": {"name": "Ada"}}}))
     handler = Counting()
-    with mcp.Client(StreamingStub(_acknowledging, reply), capabilities=EXT, input_handler=handler, task_store=store,
+    with mcp.Client(StreamingStub(_acknowledging, reply), protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, input_handler=handler, task_store=store,
                     task_polling=SLOW, default_timeout_ms=5_000) as client:
         assert isinstance(client.watch_task("t1"), mcp.TaskCompleted)
     assert sent == [{"who": {"action": "accept", "content": {"name": "Ada"}}}] and handler.keys == []
@@ -324,7 +324,7 @@ def test_stub_a_request_stuck_past_the_deadline_cancels_the_task(failure: str) -
         return task("working")
 
     stub = StreamingStub(_acknowledging, reply)
-    with mcp.Client(stub, capabilities=EXT, task_polling=SLOW, default_timeout_ms=5_000) as client:
+    with mcp.Client(stub, protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, task_polling=SLOW, default_timeout_ms=5_000) as client:
         with pytest.raises(mcp.McpRequestTimedOut):
             client.watch_task("t1", options=mcp.RequestOptions(timeout_ms=200))
     assert cancelled == ["t1"]
@@ -335,7 +335,7 @@ def test_stub_a_real_failure_inside_the_watch_keeps_the_record() -> None:
         return {"taskId": "t1", "status": "bogus"}
 
     store = mcp.MemoryStore()
-    with mcp.Client(StreamingStub(_acknowledging, reply), capabilities=EXT, task_store=store, task_polling=SLOW,
+    with mcp.Client(StreamingStub(_acknowledging, reply), protocol_version=mcp.PROTOCOL_VERSION, capabilities=EXT, task_store=store, task_polling=SLOW,
                     default_timeout_ms=5_000) as client:
         with pytest.raises(mcp.InvalidMcpMessage, match="unknown status"):
             client.watch_task("t1")

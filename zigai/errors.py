@@ -150,9 +150,11 @@ The tree (bases here, named leaves in their modules)::
     │                                                 MethodNotFound, InvalidParams
     │                                                 (InvalidRequestState), InternalError,
     │                                                 HeaderMismatch, MissingRequiredClientCapability,
-    │                                                 UnsupportedProtocolVersion), McpTransportError
+    │                                                 UnsupportedProtocolVersion
+    │                                                 (NoCommonProtocolVersion)), McpTransportError
     │                                                 (McpConnectionFailed, McpHttpStatusError,
-    │                                                 McpStreamEnded, McpServerExited),
+    │                                                 McpStreamEnded, McpServerExited,
+    │                                                 McpSessionExpired),
     │                                                 InvalidMcpMessage (McpMessageTooLarge,
     │                                                 SseEventTooLarge, StdioLineTooLarge),
     │                                                 NotificationBacklogFull, InvalidMcpRequest,
@@ -161,7 +163,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 McpClientClosed, InvalidServerDefinition,
     │                                                 InvalidInputResponse, McpInputRoundsExhausted
     │                                                 (under McpInputRequired), TaskExtensionRequired
-    │                                                 (under InvalidMcpRequest), TaskWaitExhausted,
+    │                                                 and FeatureNotInRevision (under
+    │                                                 InvalidMcpRequest), TaskWaitExhausted,
     │                                                 TaskStoreError
     │                             zigai.mcp.auth      McpAuthError (InvalidAuthChallenge,
     │                                                 AuthMetadataNotFound, InvalidAuthMetadata

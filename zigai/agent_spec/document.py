@@ -28,7 +28,7 @@ __all__ = [
 SPEC_VERSION = 1
 """The only document version this parser reads; ``version`` is required."""
 
-SUBSTITUTED_FIELDS = ("$.model.name", "$.instructions[*]", "$.mcp_servers[*].command[*]")
+SUBSTITUTED_FIELDS = ("$.model.name", "$.instructions[*]", "$.mcp_servers[*].command[*]", "$.mcp_servers[*].url")
 """Where ``${VAR}`` substitution is allowed; a ``${`` anywhere else is refused."""
 
 OutputMode = Literal["native", "tool", "prompted"]
@@ -66,11 +66,13 @@ class OutputDoc:
 
 @dataclass(frozen=True, slots=True)
 class McpServerDoc:
-    """``mcp_servers[]``: an MCP server started on stdio whose tools become a dynamic toolset."""
+    """``mcp_servers[]``: an MCP server whose tools become a dynamic toolset, started on stdio
+    (``command``) or reached over Streamable HTTP (``url``); exactly one of the two is set."""
 
     name: str
-    command: tuple[str, ...]
+    command: tuple[str, ...] = ()
     timeout_ms: int = 20_000
+    url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,7 +210,7 @@ def _string(max_len: int = LIMITS.max_value_bytes, *, allow_empty: bool = False)
             raise _fail(path, f"is longer than {max_len} characters")
         if "${" in value.replace("$${", ""):
             raise _fail(path, "'${…}' substitution is only allowed in model.name, instructions "
-                              "and mcp_servers[].command (write '$${' for a literal '${')")
+                              "and mcp_servers[].command / url (write '$${' for a literal '${')")
         return value
     return read
 
@@ -360,10 +360,16 @@ def _mcp_server(context: _Context) -> Reader:
         "name": _name,
         "command": _list(_substituted(context, 4096), max_items=64, min_items=1),
         "timeout_ms": _integer(1, 600_000),
+        "url": _substituted(context, 2048),
     }
 
     def read(value: Any, path: str) -> McpServerDoc:
-        return McpServerDoc(**_object(value, path, readers, ("name", "command")))
+        fields = _object(value, path, readers, ("name",))
+        if ("command" in fields) == ("url" in fields):
+            raise _fail(path, "needs exactly one of 'command' (a stdio server) and 'url' (a Streamable HTTP server)")
+        if "command" in fields:
+            fields["command"] = tuple(fields["command"])
+        return McpServerDoc(**fields)
     return read
 
 

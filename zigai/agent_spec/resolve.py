@@ -122,7 +122,9 @@ ModelFactory = Callable[[ModelRef, Mapping[str, str]], Any]
 """``(model reference with substitutions applied, allowlisted environment) -> Model | BuiltModel``."""
 
 McpConnector = Callable[[McpServerDoc], Any]
-"""``(server with substitutions applied) -> Toolset | (Toolset, cleanup)``."""
+"""``(server with substitutions applied) -> Toolset | (Toolset, cleanup)``.  Without one,
+:func:`resolve` uses :func:`zigai.mcp.connect.connect_server` (stdio and Streamable HTTP, the
+default stdio child environment and URL policy)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,8 +307,9 @@ def validate_resolution(spec: Owned | AgentSpec, catalogs: Catalogs,
         provider=model.provider, model=model,
         instructions=tuple(_substitute(text, view) for text in document.instructions),
         tools=tools, toolsets=toolsets,
-        mcp_servers=tuple(McpServerDoc(s.name, tuple(_substitute(a, view) for a in s.command),
-                                       s.timeout_ms) for s in document.mcp_servers),
+        mcp_servers=tuple(McpServerDoc(s.name, tuple(_substitute(a, view) for a in s.command), s.timeout_ms,
+                                       None if s.url is None else _substitute(s.url, view))
+                          for s in document.mcp_servers),
         capabilities=capabilities, environment=tuple(sorted(allowed)),
     )
 
@@ -406,14 +409,14 @@ def resolve(spec: Owned | AgentSpec, catalogs: Catalogs, model_factory: ModelFac
             env: Mapping[str, str] | None = None, *, mcp_connector: McpConnector | None = None,
             hooks: Sequence[Any] = ()) -> Resolved:
     """Full resolution: the dry run, then the model through ``model_factory``, MCP toolsets
-    through ``mcp_connector``, and one assembled :class:`~zigai.agent.Agent` (owned)."""
+    through ``mcp_connector`` (default :func:`zigai.mcp.connect.connect_server`), and one
+    assembled :class:`~zigai.agent.Agent` (owned)."""
     from zigai.agent import Agent
 
     document = _spec_of(spec)
     plan = validate_resolution(document, catalogs, env)
     if plan.mcp_servers and mcp_connector is None:
-        raise UnresolvedReference("$.mcp_servers: the spec names MCP servers but the application "
-                                  "supplied no MCP connector", path="$.mcp_servers")
+        from zigai.mcp.connect import connect_server as mcp_connector  # the documented default
     options = _agent_options(document)  # may raise for settings the library refuses
     environment = os.environ if env is None else env
     view = {name: environment[name] for name in plan.environment if name in environment}

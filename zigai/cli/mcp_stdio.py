@@ -3,11 +3,13 @@
 Job
     Start one :class:`~zigai.mcp.StdioTransport` child per command, wrap each in a
     :class:`~zigai.mcp.Client` and an :class:`~zigai.mcp.McpToolset`, and register every one
-    for shutdown on the caller's :class:`contextlib.ExitStack`.
+    for shutdown on the caller's :class:`contextlib.ExitStack`; an agent spec's HTTP server
+    (``url``) goes through the library's default connector (:mod:`zigai.mcp.connect`).
 
 Invariants
     * A command is split like a POSIX shell would (``shlex``), never run through a shell.
-    * Each server is asked ``server/discover`` before the run starts, so a command that does
+    * Each server is asked to agree on a revision and describe itself (``server/discover``, or
+      ``initialize`` for a 2025 server) before the run starts, so a command that does
       not start or does not speak MCP is an operator error (exit code 2) naming the command,
       not a failure in the middle of the run.
     * Every child started is closed (stdin closed, then terminated, then killed at its
@@ -26,7 +28,7 @@ from typing import Any
 
 from zigai.cli.errors import CliUsageError
 
-__all__ = ["MAX_MCP_SERVERS", "mcp_toolset", "mcp_toolsets", "split_command"]
+__all__ = ["MAX_MCP_SERVERS", "http_toolset", "mcp_toolset", "mcp_toolsets", "split_command"]
 
 MAX_MCP_SERVERS = 16
 _DISCOVER_TIMEOUT_MS = 20_000
@@ -79,3 +81,18 @@ def mcp_toolset(argv: Sequence[str], label: str, stack: ExitStack,
         raise CliUsageError(f"{label} did not answer server/discover: "
                             f"{type(exc).__name__}: {exc}") from None
     return mcp.McpToolset(client)
+
+
+def http_toolset(server: Any, stack: ExitStack) -> Any:
+    """An agent spec's Streamable HTTP server (``url``) through the default connector; the stack
+    closes it.  A server that is refused or does not answer is an operator error naming it."""
+    from zigai.errors import SecurityError
+    from zigai.mcp import McpError
+    from zigai.mcp.connect import connect_server
+
+    try:
+        toolset, cleanup = connect_server(server)
+    except (McpError, SecurityError) as exc:
+        raise CliUsageError(f"mcp server {server.name!r}: {type(exc).__name__}: {exc}") from None
+    stack.callback(cleanup)
+    return toolset

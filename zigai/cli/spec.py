@@ -93,9 +93,11 @@ def check_command(path: str, tools_file: str | None, json_output: bool,
 def spec_agent(settings: Any, env: Mapping[str, str], stack: ExitStack) -> Any:
     """The agent of ``zigai run --spec``; the stack closes it and its MCP servers."""
     from zigai.agent_spec import load, model_string_factory, resolve
-    from zigai.cli.mcp_stdio import mcp_toolset
+    from zigai.cli.mcp_stdio import http_toolset, mcp_toolset
 
     def connect(server: Any) -> Any:
+        if server.url is not None:  # Streamable HTTP: the library's default connector
+            return http_toolset(server, stack)
         return mcp_toolset(list(server.command), f"mcp server {server.name!r}", stack, server.timeout_ms,
                            env_items=settings.mcp_env or (), inherit_env=bool(settings.mcp_inherit_env))
 

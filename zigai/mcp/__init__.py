@@ -1,10 +1,12 @@
-"""zigai.mcp: Model Context Protocol 2026-07-28 client, toolsets, transports and server (layer 6).
+"""zigai.mcp: Model Context Protocol client, toolsets, transports and server (layer 6).
 
 Job
     Let agents use MCP servers as ordinary toolsets, and let applications serve zigai tools,
-    resources and prompts to any MCP client.  The protocol is the stateless 2026-07-28
+    resources and prompts to any MCP client.  The main protocol is the stateless 2026-07-28
     revision: no ``initialize`` handshake and no sessions; every request carries its own
-    ``_meta`` envelope (protocol version, client identity, capabilities).
+    ``_meta`` envelope (protocol version, client identity, capabilities).  The client also
+    speaks the session-based 2025-11-25 and 2025-06-18 revisions, agreed on first use
+    (``revisions``, ``legacy_client``).
 
 Invariants
     * Importing this package imports no third-party module and starts no process or thread.
@@ -25,7 +27,10 @@ Submodules
     ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
     ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
     ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
-    (:class:`Client`), ``input`` (multi round-trip :class:`InputHandler` and
+    (:class:`Client`), ``revisions`` (the revisions, era detection, per-era methods),
+    ``legacy_client`` (``initialize`` and answering a 2025 server's requests), ``connect`` (the
+    default connector of agent specs' ``mcp_servers``), ``server_sessions`` (2025 clients of a
+    :class:`Server`: ``initialize``, the bounded session table), ``input`` (multi round-trip :class:`InputHandler` and
     :class:`InputResponse` builders), ``tasks`` (the Tasks extension's tagged task states and
     request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``), ``task_watch``
     (``watch_task`` over a task status stream),
@@ -47,6 +52,7 @@ from __future__ import annotations
 from zigai.mcp import primitives
 from zigai.mcp.client import Client, EventSink, ListenResult, RequestOptions
 from zigai.mcp.errors import (
+    FeatureNotInRevision,
     HeaderMismatch,
     InternalError,
     InvalidInputResponse,
@@ -68,10 +74,12 @@ from zigai.mcp.errors import (
     McpRequestQueueFull,
     McpRequestTimedOut,
     McpServerExited,
+    McpSessionExpired,
     McpStreamEnded,
     McpTransportError,
     MethodNotFound,
     MissingRequiredClientCapability,
+    NoCommonProtocolVersion,
     NotificationBacklogFull,
     ParseError,
     SseEventTooLarge,
@@ -122,6 +130,7 @@ from zigai.mcp.results import (
     ToolInfo,
     UnknownBlock,
 )
+from zigai.mcp.revisions import CLIENT_VERSIONS, LEGACY_VERSIONS
 from zigai.mcp.server import Server, ServerRequest, current_request
 from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
 from zigai.mcp.server_input import InputStillNeeded
@@ -145,7 +154,7 @@ from zigai.mcp.transport import McpTransport, OutgoingRequest
 Error = McpError  # the spec's ``mcp.Error``
 
 __all__ = [
-    "PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "RequestId", "Error", "primitives",
+    "PROTOCOL_VERSION", "SUPPORTED_VERSIONS", "LEGACY_VERSIONS", "CLIENT_VERSIONS", "RequestId", "Error", "primitives",
     # client side
     "Client", "RequestOptions", "ListenResult", "EventSink", "listen_with_recovery",
     "McpToolset", "render_tool_result", "McpTransport", "OutgoingRequest",
@@ -176,4 +185,5 @@ __all__ = [
     "McpRequestTimedOut", "McpRequestCancelled", "McpInputRequired", "McpClientClosed",
     "InvalidServerDefinition", "InvalidInputResponse", "McpInputRoundsExhausted",
     "TaskExtensionRequired", "TaskWaitExhausted", "TaskStoreError",
+    "McpSessionExpired", "NoCommonProtocolVersion", "FeatureNotInRevision",
 ]

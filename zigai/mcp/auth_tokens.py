@@ -7,7 +7,8 @@ Job
     :class:`CredentialStore` / :class:`MemoryCredentialStore` (both keyed by the issuer, so a
     client registered with one authorization server is never offered to another),
     :func:`request_token` (one token endpoint POST with ``client_secret_basic``,
-    ``client_secret_post`` or ``none`` client authentication) and :func:`register_client`
+    ``client_secret_post`` or ``none`` client authentication; ``client_id`` is in the form
+    every time, the secret in exactly one place) and :func:`register_client`
     (RFC 7591 dynamic client registration).
 
 Invariants
@@ -242,15 +243,16 @@ def request_token(transport: Transport, server: AuthorizationServerMetadata, cli
         raise TokenRequestFailed(f"{_redacted(server.issuer)!r} publishes no token_endpoint")
     fields = dict(form)
     headers: list[tuple[str, str]] = [("Content-Type", _FORM)]
+    # client_id always travels in the form (RFC 6749 3.2.1 lets a client identify itself there;
+    # the MCP SDK's token endpoint requires it even with Basic); the secret goes one way only
+    fields["client_id"] = client.client_id
     if client.auth_method == "client_secret_basic":
         assert client.client_secret is not None
         pair = f"{quote_plus(client.client_id)}:{quote_plus(client.client_secret)}".encode()
         headers.append(("Authorization", "Basic " + base64.b64encode(pair).decode("ascii")))
-    else:
-        fields["client_id"] = client.client_id
-        if client.auth_method == "client_secret_post":
-            assert client.client_secret is not None
-            fields["client_secret"] = client.client_secret
+    elif client.auth_method == "client_secret_post":
+        assert client.client_secret is not None
+        fields["client_secret"] = client.client_secret
     _status, document = _post(transport, server.token_endpoint, headers, urlencode(fields).encode("ascii"),
                               deadline, max_bytes, TokenRequestFailed)
     shown = _redacted(server.token_endpoint)

@@ -1,15 +1,20 @@
-"""mcp.Client: the stateless MCP 2026-07-28 client over any :class:`McpTransport`.
+"""mcp.Client: the MCP client over any :class:`McpTransport`, for 2026-07-28 and the 2025 revisions.
 
 Job
-    Put the per-request envelope on every request (protocol version, client identity,
-    capabilities, plus the caller's progress token and log level), send it through the
-    transport under one deadline and cancellation, and turn the reply into a typed result or a
-    named error.  Typed helpers cover every core client method; :meth:`Client.request_json`
+    Agree on a protocol revision with the server on first use (the stateless 2026-07-28, or the
+    session-based 2025-11-25 / 2025-06-18 through ``initialize``; see :mod:`zigai.mcp.revisions`
+    and :mod:`zigai.mcp.legacy_client`), put the per-request envelope on every 2026-07-28
+    request (protocol version, client identity, capabilities, plus the caller's progress token
+    and log level), send it through the transport under one deadline and cancellation, and turn
+    the reply into a typed result or a named error.  Typed helpers cover every core client method; :meth:`Client.request_json`
     is the open path for extension methods and fields this revision does not know.
 
 Invariants
-    * There is no handshake and no session: every request is self-contained, so a client can
-      be shared by threads and a server restart loses only in-flight requests.
+    * ``protocol_version=None`` (the default) negotiates: the newest revision both sides speak
+      wins, once per client; a named revision pins the client to it.  Under 2026-07-28 there is
+      no handshake and no session: every request is self-contained.  Under a 2025 revision the
+      requests carry no envelope, the transport keeps the session, and a method of the other
+      era raises :class:`FeatureNotInRevision` before I/O.  A client can be shared by threads.
     * The envelope keys cannot be overridden by caller metadata or params; caller params are
       copied, never mutated.
     * Every reply was bounded by the MCP message JSON profile in the transport.  Error replies
@@ -25,6 +30,8 @@ Invariants
       one retry.
     * A -32022 (unsupported protocol version) answer listing a version this client speaks is
       retried once with that version, for that request only; anything else raises.
+    * An expired HTTP session (404, :class:`McpSessionExpired`) re-initializes and retries the
+      request once.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zigai.control import CancellationToken
-from zigai.mcp import task_client, task_watch
+from zigai.mcp import legacy_client, task_client, task_watch
 from zigai.mcp.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     HeaderMismatch,
@@ -47,6 +54,7 @@ from zigai.mcp.errors import (
     McpClientClosed,
     McpInputRequired,
     McpInputRoundsExhausted,
+    McpSessionExpired,
     TaskExtensionRequired,
     error_for_code,
 )
@@ -61,12 +69,14 @@ from zigai.mcp.input import (
 from zigai.mcp.jsonrpc import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     NAME_BEARING_METHODS,
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     JsonRpcError,
     JsonRpcNotification,
+    JsonRpcRequest,
     RequestId,
     check_request_id,
     encode,
@@ -78,6 +88,7 @@ from zigai.mcp.primitives import (
     ClientCapabilities,
     CompletionRequest,
     Implementation,
+    LogLevel,
     Notification,
     PromptRequest,
     RequestMetadata,
@@ -97,6 +108,7 @@ from zigai.mcp.results import (
     ToolInfo,
     parse_page,
 )
+from zigai.mcp.revisions import CLIENT_VERSIONS, check_method, is_legacy
 from zigai.mcp.task_client import TaskPolling, completed_result, track_created, wait_task
 from zigai.mcp.task_store import TaskStore
 from zigai.mcp.tasks import TASKS_EXTENSION, TaskState, parse_task
@@ -136,7 +148,7 @@ class Client:
         *,
         client_info: Implementation | None = None,
         capabilities: ClientCapabilities | None = None,
-        protocol_version: str = PROTOCOL_VERSION,
+        protocol_version: str | None = None,
         default_timeout_ms: int | None = None,
         on_notification: EventSink | None = None,
         max_pages: int = DEFAULT_MAX_PAGES,
@@ -152,7 +164,15 @@ class Client:
         self.transport = transport
         self.client_info = client_info or Implementation("zigai", __version__)
         self.capabilities = capabilities or ClientCapabilities()
-        self.protocol_version = protocol_version
+        if protocol_version is not None and (not isinstance(protocol_version, str) or not protocol_version):
+            raise InvalidMcpRequest("protocol_version must be a revision string or None (negotiate)")
+        self.offered_versions: tuple[str, ...] = CLIENT_VERSIONS if protocol_version is None else (protocol_version,)
+        self.protocol_version = protocol_version or PROTOCOL_VERSION
+        # a pinned 2026-07-28 client needs no negotiation; everything else agrees on first use
+        self._agreed = protocol_version is not None and not is_legacy(protocol_version)
+        self.initialize_result: dict[str, Any] | None = None
+        self._era_lock = threading.Lock()
+        self._handshakes = 0
         self.default_timeout_ms = default_timeout_ms
         self.on_notification = on_notification
         self.max_pages = max_pages
@@ -174,6 +194,12 @@ class Client:
         self._in_flight: dict[RequestId, CancellationToken] = {}
         self._header_params: dict[str, dict[tuple[str, ...], tuple[str, str]]] = {}
         self._closed = False
+        attach = getattr(transport, "set_request_handler", None)
+        if callable(attach):
+            attach(self._answer_server_request)
+        attach_sink = getattr(transport, "set_unrouted_sink", None)
+        if callable(attach_sink):
+            attach_sink(self._unrouted)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -196,6 +222,37 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- revision agreement (see revisions / legacy_client) ----------------------------------
+
+    def _ensure_agreed(self, options: RequestOptions) -> None:
+        if self._agreed:
+            return
+        with self._era_lock:
+            if not self._agreed:
+                legacy_client.negotiate(self, options)
+
+    def _agree(self, version: str, initialize_result: dict[str, Any] | None = None) -> None:
+        self.protocol_version = version
+        self.initialize_result = initialize_result
+        self._agreed = True
+        self._handshakes += 1
+
+    def _answer_server_request(self, request: JsonRpcRequest) -> dict[str, Any]:
+        return legacy_client.answer_server_request(self, request)
+
+    def _unrouted(self, note: JsonRpcNotification) -> None:
+        """A notification of no request (a 2025 session's own, or stdio's unrouted ones)."""
+        self._deliver(legacy_client.session_notification(note) if self.legacy else note, self.on_notification)
+
+    def _notify_internal(self, method: str, params: Mapping[str, Any] | None) -> None:
+        self.transport.notify(method, encode(notification_message(method, params)),
+                              protocol_version=self.protocol_version, deadline=None)
+
+    @property
+    def legacy(self) -> bool:
+        """True once the client agreed on a session-based (2025) revision with its server."""
+        return self._agreed and is_legacy(self.protocol_version)
 
     # -- the one request path ---------------------------------------------------------------
 
@@ -228,11 +285,16 @@ class Client:
         stream: bool = False,
         on_raw: Callable[[JsonRpcNotification], None] | None = None,
         version: str | None = None,
+        internal: bool = False,
+        deadline: float | None = None,
+        renewed: bool = False,
     ) -> dict[str, Any]:
         """Send one request; return its result object or raise its error (see module docstring).
 
         A -32022 answer whose ``data.supported`` names a version this client speaks is retried
         once with that version (for this request only; ``protocol_version`` is not changed).
+        ``internal`` marks the negotiation's own requests (no agreement, no revision check);
+        ``deadline`` can only shorten the options' deadline.
         """
         options = _checked_options(options)
         if params is not None and not isinstance(params, Mapping):
@@ -241,13 +303,27 @@ class Client:
         base_meta = body_params.get("_meta")
         if base_meta is not None and not isinstance(base_meta, Mapping):
             raise InvalidMcpRequest("params._meta must be a JSON object")
-        body_params["_meta"] = self.envelope(options.metadata, base_meta)
-        if version is not None:
-            body_params["_meta"][META_PROTOCOL_VERSION] = version
         name_key = NAME_BEARING_METHODS.get(method)
         name = body_params.get(name_key) if name_key else None
         if name is not None and not isinstance(name, str):
             raise InvalidMcpRequest(f"{method} {name_key} must be a string")
+        if not internal:
+            self._ensure_agreed(options)
+            check_method(method, self.protocol_version)
+        legacy = is_legacy(version or self.protocol_version)
+        if legacy:  # no envelope: identity and capabilities went with initialize
+            meta = dict(base_meta or {})
+            if options.metadata is not None:
+                meta.update(options.metadata.to_meta())
+            meta.pop(META_LOG_LEVEL, None)
+            if meta:
+                body_params["_meta"] = meta
+            else:
+                body_params.pop("_meta", None)
+        else:
+            body_params["_meta"] = self.envelope(options.metadata, base_meta)
+        if version is not None and not legacy:
+            body_params["_meta"][META_PROTOCOL_VERSION] = version
         token = CancellationToken()
         with self._lock:
             if self._closed:
@@ -269,14 +345,26 @@ class Client:
             return (token.cancelled or (options.cancel is not None and options.cancel.cancelled)
                     or (options.control is not None and options.control.cancelled))
 
+        handshakes = self._handshakes
+        wait_until = self._deadline(options)
+        if deadline is not None:
+            wait_until = deadline if wait_until is None else min(wait_until, deadline)
         try:
-            reply = self.transport.request(outgoing, deadline=self._deadline(options),
+            reply = self.transport.request(outgoing, deadline=wait_until,
                                            is_cancelled=cancelled, on_notification=deliver)
+        except McpSessionExpired:
+            if internal or renewed:
+                raise
+            with self._era_lock:  # the server forgot the session: a new handshake (once), then one retry
+                if self._handshakes == handshakes:
+                    legacy_client.renew(self, options)
+            return self._exchange(method, params, options, param_header_pairs=param_header_pairs, stream=stream,
+                                  on_raw=on_raw, renewed=True)
         finally:
             with self._lock:
                 self._in_flight.pop(request_id, None)
         if isinstance(reply, JsonRpcError):
-            retry = _retry_version(reply) if version is None else None
+            retry = _retry_version(reply) if version is None and not legacy else None
             if retry is not None:
                 return self._exchange(method, params, options, param_header_pairs=param_header_pairs,
                                       stream=stream, on_raw=on_raw, version=retry)
@@ -397,9 +485,32 @@ class Client:
     # -- discovery and tools ----------------------------------------------------------------
 
     def discover(self, options: RequestOptions | None = None) -> DiscoverResult:
+        """What the server reports about itself; under a 2025 revision, what ``initialize`` said."""
+        self._ensure_agreed(_checked_options(options))
+        if self.legacy:
+            return legacy_client.legacy_discover(self)
         result = DiscoverResult.from_json(self._typed("server/discover", None, options))
         self.server_capabilities = result.capabilities
         return result
+
+    # -- methods of the 2025 revisions (FeatureNotInRevision under 2026-07-28) ----------------
+
+    def ping(self, options: RequestOptions | None = None) -> None:
+        """``ping``: raises when the server does not answer in time."""
+        self._exchange("ping", None, options)
+
+    def set_logging_level(self, level: LogLevel, options: RequestOptions | None = None) -> None:
+        """``logging/setLevel`` (2025 revisions; under 2026-07-28 pass ``RequestMetadata(log_level=...)``)."""
+        if not isinstance(level, LogLevel):
+            raise InvalidMcpRequest("set_logging_level needs a LogLevel")
+        self._exchange("logging/setLevel", {"level": level.value}, options)
+
+    def subscribe_resource(self, uri: str, options: RequestOptions | None = None) -> None:
+        """``resources/subscribe`` (2025 revisions): updates arrive as ``notifications/resources/updated``."""
+        self._exchange("resources/subscribe", {"uri": _uri(uri)}, options)
+
+    def unsubscribe_resource(self, uri: str, options: RequestOptions | None = None) -> None:
+        self._exchange("resources/unsubscribe", {"uri": _uri(uri)}, options)
 
     def list_tools(self, cursor: str | None = None, options: RequestOptions | None = None) -> Page[ToolInfo]:
         """One page of tools.  Over HTTP, tools with invalid ``x-mcp-header`` annotations are rejected."""
@@ -567,6 +678,12 @@ class Client:
         result = self._typed("subscriptions/listen", {"notifications": filter_json}, options,
                              stream=True, on_raw=collect)
         return ListenResult(subscription_id, state.get("honored", SubscriptionFilter()), result)
+
+def _uri(uri: object) -> str:
+    if not isinstance(uri, str) or not uri:
+        raise InvalidMcpRequest("resource uri must be a non-empty string")
+    return uri
+
 
 def _cursor(cursor: str | None) -> dict[str, Any] | None:
     if cursor is None:

@@ -41,6 +41,9 @@ __all__ = [
     "McpHttpStatusError",
     "McpStreamEnded",
     "McpServerExited",
+    "McpSessionExpired",
+    "NoCommonProtocolVersion",
+    "FeatureNotInRevision",
     "InvalidMcpMessage",
     "McpMessageTooLarge",
     "SseEventTooLarge",
@@ -157,6 +160,18 @@ class UnsupportedProtocolVersion(McpErrorResponse):
         return tuple(v for v in values if isinstance(v, str)) if isinstance(values, list) else ()
 
 
+class NoCommonProtocolVersion(UnsupportedProtocolVersion):
+    """Client and server share no protocol revision: ``client_versions`` and ``server_versions``
+    name both sides (the server's from its -32022 ``supported`` list or its ``initialize``
+    answer).  Raised by the client only; ``data`` mirrors the wire shape of -32022."""
+
+    def __init__(self, message: str, *, code: int | None = None, data: Any = None,
+                 client_versions: tuple[str, ...] = (), server_versions: tuple[str, ...] = ()) -> None:
+        super().__init__(message, code=code, data=data if data is not None else {"supported": list(server_versions)})
+        self.client_versions = tuple(client_versions)
+        self.server_versions = tuple(server_versions)
+
+
 _BY_CODE: dict[int, type[McpErrorResponse]] = {
     cls.default_code: cls
     for cls in (
@@ -200,6 +215,11 @@ class McpServerExited(McpTransportError):
         self.returncode = returncode
 
 
+class McpSessionExpired(McpTransportError):
+    """The HTTP server answered 404 to a request carrying its ``Mcp-Session-Id`` (2025 revisions):
+    the session is gone and the client must initialize a new one."""
+
+
 class InvalidMcpMessage(McpError):
     """The peer sent something that is not a valid MCP message of the expected shape."""
 
@@ -238,6 +258,15 @@ class NotificationBacklogFull(McpError):
 
 class InvalidMcpRequest(McpError):
     """A request was refused locally, before any I/O (bad arguments, options or identifiers)."""
+
+
+class FeatureNotInRevision(InvalidMcpRequest):
+    """The request uses a feature the agreed protocol revision does not have (refused before I/O)."""
+
+    def __init__(self, message: str, *, feature: str = "", revision: str = "") -> None:
+        super().__init__(message)
+        self.feature = feature
+        self.revision = revision
 
 
 class McpRequestQueueFull(McpError):

@@ -21,7 +21,17 @@ Invariants
       the worker's request is cancelled through the transport's cancellation token (a
       transport that honours it, as :class:`~zigai.transport.HttpTransport` does, stops
       reading soon after; another stops at its next byte or the deadline), releasing its slot
-      only then.  No session id, ``Last-Event-ID`` or retry hint is ever kept.
+      only then.  Under 2026-07-28 no session id, ``Last-Event-ID`` or retry hint is kept.
+    * Under a 2025 revision the ``Mcp-Session-Id`` an ``initialize`` answer names (visible
+      ASCII, at most 256 bytes) goes on every later request and notification; a 404 to a request
+      that carried it raises :class:`McpSessionExpired` and forgets it; :meth:`close` sends
+      ``DELETE`` for it.  Requests the server sends on a response stream go to the handler set
+      with ``set_request_handler`` (on a thread of their own) and its reply is POSTed back.
+      After ``notifications/initialized`` one background GET stream (the optional standalone
+      stream; a 405 means the server offers none) delivers the server's own requests and
+      notifications (to ``set_unrouted_sink``), reconnecting with ``Last-Event-ID`` at most
+      ``_MAX_RESUMES`` times in a row, after the stream's ``retry`` hint; a response stream that
+      ends early under a 2025 revision resumes the same way.  :meth:`close` stops it.
     * A request (or notification) whose deadline passes raises :class:`McpRequestTimedOut`,
       as over stdio, whichever side notices first: the caller's wait or the underlying
       transport's deadline guard (whose :class:`~zigai.transport.TransportTimedOut` is mapped
@@ -53,10 +63,12 @@ from zigai.mcp.errors import (
     InvalidMcpRequest,
     McpClientClosed,
     McpConnectionFailed,
+    McpError,
     McpHttpStatusError,
     McpMessageTooLarge,
     McpRequestCancelled,
     McpRequestTimedOut,
+    McpSessionExpired,
     McpStreamEnded,
     SseEventTooLarge,
 )
@@ -68,6 +80,7 @@ from zigai.mcp.jsonrpc import (
     HEADER_PROTOCOL_VERSION,
     JsonRpcError,
     JsonRpcNotification,
+    JsonRpcRequest,
     JsonRpcResponse,
     decode_message,
     encode,
@@ -81,6 +94,7 @@ from zigai.mcp.transport import (
     NotificationSink,
     OutgoingRequest,
     Reply,
+    ServerRequestHandler,
 )
 from zigai.security import UrlPolicy
 from zigai.transport import (
@@ -99,11 +113,16 @@ if TYPE_CHECKING:
 
 __all__ = ["StreamableHttpTransport", "HeaderProvider"]
 
+_log = logging.getLogger("zigai.mcp.http")
 HeaderProvider = Callable[[OutgoingRequest], Sequence[tuple[str, str]]]
 _ACCEPT = "application/json, text/event-stream"
-_log = logging.getLogger("zigai.mcp.http")
 #: Seconds a ``notifications/cancelled`` POST may take after a request is given up.
 CANCEL_NOTICE_S = 2.0
+_SESSION_HEADER = "Mcp-Session-Id"
+_MAX_SESSION_ID = 256
+_REPLY_TIMEOUT_S = 30.0
+_MAX_RESUMES = 3
+_LEGACY_VERSIONS = ("2025-11-25", "2025-06-18")
 _OWNED = frozenset({"content-type", "accept", HEADER_PROTOCOL_VERSION.lower(), HEADER_METHOD.lower(),
                     HEADER_NAME.lower(), "mcp-session-id", "last-event-id"})
 
@@ -170,6 +189,24 @@ class StreamableHttpTransport:
             )
         self._transport = transport
         self._closed = False
+        self._session_id: str | None = None
+        self._request_handler: ServerRequestHandler | None = None
+        self._unrouted: NotificationSink | None = None
+        self._listener_stop = CancellationToken()
+        self._listener: threading.Thread | None = None
+
+    def set_request_handler(self, handler: ServerRequestHandler | None) -> None:
+        """Who answers requests the server sends on a response stream (2025 revisions)."""
+        self._request_handler = handler
+
+    def set_unrouted_sink(self, sink: NotificationSink | None) -> None:
+        """Who receives notifications that belong to no request."""
+        self._unrouted = sink
+
+    @property
+    def session_id(self) -> str | None:
+        """The ``Mcp-Session-Id`` of the current 2025-revision session, if the server named one."""
+        return self._session_id
 
     # -- McpTransport ----------------------------------------------------------------------
 
@@ -231,14 +268,23 @@ class StreamableHttpTransport:
             raise self._mapped(exc, f"notification {method!r}", deadline) from None
         finally:
             self._slots.release()
+        self._check_session(response.status, headers)
         if response.status not in (200, 202, 204):
             raise McpHttpStatusError(f"{self._target()}: notification {method!r} answered HTTP {response.status}",
                                      status=response.status)
+        if method == "notifications/initialized" and protocol_version in _LEGACY_VERSIONS:
+            self._start_listener(protocol_version)
 
     def close(self) -> None:
         if self._closed:
             return
+        self._listener_stop.cancel("the MCP HTTP transport was closed")
+        session, self._session_id = self._session_id, None
+        if session is not None:
+            self._end_session(session)
         self._closed = True
+        if self._listener is not None:
+            self._listener.join(2.0)
         if self._owns_transport:
             close = getattr(self._transport, "close", None)
             if callable(close):
@@ -308,6 +354,8 @@ class StreamableHttpTransport:
         if request.name is not None:
             headers.append((HEADER_NAME, encode_header_value(request.name)))
         headers.extend(request.param_headers)
+        if self._session_id is not None:
+            headers.append((_SESSION_HEADER, self._session_id))
         headers.extend(self.headers)
         if self.header_provider is not None:
             for name, value in self.header_provider(request):
@@ -352,6 +400,8 @@ class StreamableHttpTransport:
                 with self._transport.stream_lines(transport_request) as response:
                     challenge = self._auth_challenge(response.status, response.headers, rounds)
                     if challenge is None:
+                        self._check_session(response.status, headers)
+                        self._keep_session(response, request)
                         self._consume(response, request, exchange, abort, deadline)
                         return
                 if abort.is_set():
@@ -384,6 +434,8 @@ class StreamableHttpTransport:
                 if isinstance(message, JsonRpcError) or 200 <= status < 300:
                     exchange.resolve(message)
                     return
+            if status >= 400:  # an error about the HTTP request itself (for example a missing session)
+                raise McpHttpStatusError(f"{self._target()}: HTTP {status} for {request.method!r}", status=status)
             raise InvalidMcpMessage(f"{self._target()}: the JSON body is not the response to request {request.id!r}")
         if 200 <= status < 300:
             raise InvalidMcpMessage(f"{self._target()}: unexpected content type {media or 'none'!r} "
@@ -393,22 +445,44 @@ class StreamableHttpTransport:
     def _consume_events(self, response: Any, request: OutgoingRequest, exchange: Exchange,
                         abort: threading.Event, deadline: float | None) -> None:
         parser = SseParser(self.json_limits.max_document_bytes)
-        for piece in _pieces(response):
-            if abort.is_set():
+        if self._read_events(response, parser, request, exchange, abort, deadline):
+            return
+        resumes = 0
+        while request.protocol_version in _LEGACY_VERSIONS and parser.last_event_id is not None \
+                and resumes < _MAX_RESUMES and not abort.is_set():
+            resumes += 1  # a 2025 server may let the stream resume after its last event id
+            wait_s = (parser.retry_ms or 0) / 1000  # the server's retry hint comes first
+            if deadline is not None:
+                wait_s = min(wait_s, max(0.0, deadline - time.monotonic()))
+            if abort.wait(wait_s):
                 return
-            for event in parser.feed(piece):
-                if self._take_event(event.event, event.data, request, exchange, abort, deadline):
+            with self._transport.stream_lines(self._get_request(request.protocol_version, parser.last_event_id,
+                                                                deadline, None)) as resumed:
+                if resumed.status != 200 or _media_type(resumed.headers.get("content-type")) != "text/event-stream":
+                    break
+                if self._read_events(resumed, parser, request, exchange, abort, deadline):
                     return
-        for event in parser.finish():
-            if self._take_event(event.event, event.data, request, exchange, abort, deadline):
-                return
         if not abort.is_set():
             exchange.fail(McpStreamEnded(f"{self._target()}: the response stream for {request.method!r} "
                                          "ended before its response"))
 
+    def _read_events(self, response: Any, parser: SseParser, request: OutgoingRequest, exchange: Exchange,
+                     abort: threading.Event, deadline: float | None) -> bool:
+        """Feed one stream's events; True once the response arrived (or the caller stopped waiting)."""
+        for piece in _pieces(response):
+            if abort.is_set():
+                return True
+            for event in parser.feed(piece):
+                if self._take_event(event.event, event.data, request, exchange, abort, deadline):
+                    return True
+        for event in parser.finish():
+            if self._take_event(event.event, event.data, request, exchange, abort, deadline):
+                return True
+        return abort.is_set()
+
     def _take_event(self, kind: str, data: bytes, request: OutgoingRequest, exchange: Exchange,
                     abort: threading.Event, deadline: float | None) -> bool:
-        if kind != "message":
+        if kind != "message" or not data.strip():  # an empty event primes resumption (2025-11-25)
             return False
         message = decode_message(data, self.json_limits)
         if isinstance(message, (JsonRpcResponse, JsonRpcError)):
@@ -418,7 +492,126 @@ class StreamableHttpTransport:
             return False
         if isinstance(message, JsonRpcNotification):
             exchange.push(message, wait_until=deadline, may_wait=True, should_stop=abort.is_set)
+        elif isinstance(message, JsonRpcRequest):
+            threading.Thread(target=self._answer, args=(message, request.protocol_version), daemon=True,
+                             name=f"zigai-mcp-http-answer-{message.id!r}").start()
         return False
+
+    # -- 2025-revision sessions ---------------------------------------------------------------
+
+    def _keep_session(self, response: Any, request: OutgoingRequest) -> None:
+        if request.method != "initialize" or not 200 <= response.status < 300:
+            return
+        value = response.headers.get(_SESSION_HEADER.lower())
+        if value is None:
+            self._session_id = None
+            return
+        if not value or len(value) > _MAX_SESSION_ID or not all(0x21 <= ord(c) <= 0x7E for c in value):
+            raise InvalidMcpMessage(f"{self._target()}: the Mcp-Session-Id must be 1 to {_MAX_SESSION_ID} "
+                                    "visible ASCII characters")
+        self._session_id = value
+
+    def _check_session(self, status: int, headers: Sequence[tuple[str, str]]) -> None:
+        sent = next((value for name, value in headers if name == _SESSION_HEADER), None)
+        if status == 404 and sent is not None:
+            if self._session_id == sent:
+                self._session_id = None
+            raise McpSessionExpired(f"{self._target()}: the server no longer knows this MCP session (HTTP 404)")
+
+    def _answer(self, message: JsonRpcRequest, version: str) -> None:
+        handler = self._request_handler
+        if handler is None:
+            reply = {"jsonrpc": "2.0", "id": message.id,
+                     "error": {"code": -32601, "message": f"the client does not handle {message.method}"}}
+        else:
+            try:
+                reply = handler(message)
+            except Exception:  # the handler builds its own error replies; this is a bug in it
+                _log.exception("the MCP server-request handler raised")
+                reply = {"jsonrpc": "2.0", "id": message.id,
+                         "error": {"code": -32603, "message": "the client failed to answer"}}
+        headers = [("Content-Type", "application/json"), ("Accept", _ACCEPT), (HEADER_PROTOCOL_VERSION, version)]
+        if self._session_id is not None:
+            headers.append((_SESSION_HEADER, self._session_id))
+        headers.extend(self.headers)
+        deadline = time.monotonic() + _REPLY_TIMEOUT_S
+        try:
+            sent = self._token(deadline)
+            response = self._transport.send(TransportRequest("POST", self.url, self._with_token(tuple(headers), sent),
+                                                             encode(reply), deadline))
+            if response.status not in (200, 202, 204):
+                _log.warning("%s: the reply to the server's %s request was answered HTTP %d",
+                             self._target(), message.method, response.status)
+        except (TransportError, McpError, SecurityError) as exc:
+            _log.warning("%s: could not send the reply to the server's %s request: %s",
+                         self._target(), message.method, type(exc).__name__)
+
+    def _get_request(self, version: str, last_event_id: str | None, deadline: float | None,
+                     cancellation: CancellationToken | None) -> TransportRequest:
+        headers = [("Accept", "text/event-stream"), (HEADER_PROTOCOL_VERSION, version)]
+        if self._session_id is not None:
+            headers.append((_SESSION_HEADER, self._session_id))
+        if last_event_id is not None:
+            headers.append(("Last-Event-ID", last_event_id))
+        headers.extend(self.headers)
+        return TransportRequest("GET", self.url, self._with_token(tuple(headers), self._token(deadline)), None,
+                                deadline, cancellation=cancellation)
+
+    def _start_listener(self, version: str) -> None:
+        if (self._listener is None or not self._listener.is_alive()) and not self._closed:
+            self._listener = threading.Thread(target=self._listen, args=(version,), daemon=True,
+                                              name="zigai-mcp-http-listener")
+            self._listener.start()
+
+    def _listen(self, version: str) -> None:
+        """The standalone GET stream (see module docstring); ends quietly on any refusal."""
+        parser = SseParser(self.json_limits.max_document_bytes)
+        failures = 0
+        while not self._listener_stop.cancelled and failures <= _MAX_RESUMES:
+            try:
+                with self._transport.stream_lines(self._get_request(version, parser.last_event_id, None,
+                                                                    self._listener_stop)) as response:
+                    if response.status != 200 or \
+                            _media_type(response.headers.get("content-type")) != "text/event-stream":
+                        return  # 405: the server offers no standalone stream
+                    failures = 0
+                    for piece in _pieces(response):
+                        for event in parser.feed(piece):
+                            self._stream_event(event.event, event.data, version)
+            except Exception as exc:  # TransportError, a bound, Cancelled: all end this attempt
+                if self._listener_stop.cancelled:
+                    return
+                _log.debug("%s: the MCP GET stream broke (%s); reconnecting", self._target(), type(exc).__name__)
+            failures += 1
+            retry_s = parser.retry_ms / 1000 if parser.retry_ms is not None else min(0.1 * 2 ** failures, 2.0)
+            self._listener_stop.wait(retry_s)
+
+    def _stream_event(self, kind: str, data: bytes, version: str) -> None:
+        if kind != "message" or not data.strip():
+            return
+        try:
+            message = decode_message(data, self.json_limits)
+        except InvalidMcpMessage as exc:
+            _log.warning("%s: dropped an invalid message on the GET stream: %s", self._target(), exc)
+            return
+        if isinstance(message, JsonRpcRequest):
+            threading.Thread(target=self._answer, args=(message, version), daemon=True,
+                             name=f"zigai-mcp-http-answer-{message.id!r}").start()
+        elif isinstance(message, JsonRpcNotification) and self._unrouted is not None:
+            try:
+                self._unrouted(message)
+            except Exception:  # the listener must survive application callbacks
+                _log.exception("the MCP notification sink raised")
+
+    def _end_session(self, session: str) -> None:
+        headers = [(_SESSION_HEADER, session), *self.headers]
+        deadline = time.monotonic() + 2.0
+        try:
+            sent = self._token(deadline)
+            self._transport.send(TransportRequest("DELETE", self.url, self._with_token(tuple(headers), sent),
+                                                  None, deadline))
+        except (TransportError, McpError, SecurityError) as exc:  # a server may refuse (405) or be gone
+            _log.info("%s: ending the MCP session failed: %s", self._target(), type(exc).__name__)
 
 
 class _AuthRounds:

@@ -6,7 +6,8 @@ Job
     the reply.  Tools may be zigai :class:`~zigai.tool.Tool` values (their schema, argument
     validation and encoding are reused) or native handlers returning :class:`CallToolResult`.
     Serving loops live in ``server_stdio`` (one message per line) and ``server_http``
-    (WSGI / ``http.server``, with the deployment policy).
+    (WSGI / ``http.server``, with the deployment policy); clients of the 2025 revisions are
+    served through a session of ``server_sessions`` that stands in for the envelope.
 
 The ladder (first failure wins)
     malformed JSON or over the MCP message limits -> -32700; not one JSON-RPC request ->
@@ -47,6 +48,7 @@ from typing import Any
 
 from zigai.control import CancellationToken, RunControl
 from zigai.json import Limits, defaults
+from zigai.mcp import server_sessions as sessions
 from zigai.mcp.errors import (
     HeaderMismatch,
     InternalError,
@@ -122,6 +124,7 @@ from zigai.mcp.server_values import (
     encode_cursor,
     error_result,
     resource_contents,
+    template_pattern,
     tool_value,
 )
 from zigai.mcp.tasks import TASK_STATE_TYPES, TASKS_EXTENSION, TaskState
@@ -241,19 +244,6 @@ class _MethodEntry:
     requires: ClientCapabilities | None
 
 
-def _template_pattern(template: str) -> re.Pattern[str]:
-    parts, position = [], 0
-    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template):
-        parts.append(re.escape(template[position:match.start()]))
-        parts.append(f"(?P<{match.group(1)}>[^/]+)")
-        position = match.end()
-    parts.append(re.escape(template[position:]))
-    try:
-        return re.compile("^" + "".join(parts) + "$")
-    except re.error as exc:
-        raise InvalidServerDefinition(f"resource template {template!r}: {exc}") from None
-
-
 class Server:
     """An MCP server (see module docstring).  Register handlers, then serve with
     :func:`~zigai.mcp.serve_stdio`, :func:`~zigai.mcp.serve_http` or :meth:`wsgi_app`."""
@@ -273,6 +263,8 @@ class Server:
         request_timeout_ms: int | None = None,
         state_key: bytes | None = None,
         request_state_max_age_s: float = DEFAULT_STATE_MAX_AGE_S,
+        max_sessions: int = sessions.DEFAULT_MAX_SESSIONS,
+        session_idle_s: float = sessions.DEFAULT_SESSION_IDLE_S,
     ) -> None:
         self.info = Implementation(name, version, title)
         self.instructions = instructions
@@ -287,6 +279,7 @@ class Server:
             raise InvalidServerDefinition("state_key must be at least 16 bytes (share it across replicas)")
         self._state_key = state_key if state_key is not None else secrets.token_bytes(32)
         self.request_state_max_age_s = request_state_max_age_s
+        self.sessions = sessions.SessionTable(max_sessions, session_idle_s)  # 2025-revision clients
         try:
             self._extensions = ServerCapabilities(extensions=extensions).extensions
         except InvalidMcpRequest as exc:
@@ -350,7 +343,7 @@ class Server:
         """A family of resources; ``{var}`` segments match one path segment each."""
         if not isinstance(uri_template, str) or "{" not in uri_template or not callable(read):
             raise InvalidServerDefinition("add_resource_template needs a '{var}' template and a callable")
-        entry = _TemplateEntry(uri_template, _template_pattern(uri_template), name, read, description, mime_type)
+        entry = _TemplateEntry(uri_template, template_pattern(uri_template), name, read, description, mime_type)
         with self._lock:
             self._templates.append(entry)
 
@@ -437,7 +430,8 @@ class Server:
 
     def handle_value(self, value: Any, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                      tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
-                     token: CancellationToken | None = None) -> dict[str, Any] | None:
+                     token: CancellationToken | None = None,
+                     session: sessions.LegacySession | None = None) -> dict[str, Any] | None:
         """:meth:`handle` for a message already parsed under the MCP limits."""
         request_id = value.get("id") if isinstance(value, dict) else None
         try:
@@ -450,7 +444,7 @@ class Server:
         if not isinstance(parsed, JsonRpcRequest):
             return error_message(None, InvalidRequest("clients do not send responses in MCP 2026-07-28").to_json())
         try:
-            result = self.dispatch(parsed, headers=headers, tls=tls, emit=emit, token=token)
+            result = self.dispatch(parsed, headers=headers, tls=tls, emit=emit, token=token, session=session)
         except McpErrorResponse as exc:
             if token is not None and token.cancelled:
                 return NO_REPLY
@@ -461,10 +455,14 @@ class Server:
 
     def dispatch(self, request: JsonRpcRequest, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                  tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
-                 token: CancellationToken | None = None) -> dict[str, Any]:
-        """Run the ladder and the handler for one parsed request; raise McpErrorResponse on failure."""
+                 token: CancellationToken | None = None, session: sessions.LegacySession | None = None) -> dict[str, Any]:
+        """Run the ladder and the handler for one parsed request; raise McpErrorResponse on failure.
+        A request of a 2025 ``session`` (no 2026 envelope) is served by ``server_sessions``."""
         params = dict(request.params or {})
         meta = params.pop("_meta", None)
+        if session is not None and not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):
+            return sessions.serve_session(self, session, request, params, meta, headers=headers, tls=tls, emit=emit,
+                                          token=token)
         if not isinstance(meta, dict) or META_PROTOCOL_VERSION not in meta or META_CLIENT_CAPABILITIES not in meta:
             raise InvalidParams(f"params._meta must carry {META_PROTOCOL_VERSION!r} and {META_CLIENT_CAPABILITIES!r}")
         version = meta[META_PROTOCOL_VERSION]
@@ -495,12 +493,20 @@ class Server:
             control=RunControl.start(self.request_timeout_ms, token=token), headers=headers, tls=tls, emit_fn=emit,
             input=round_input,
         )
+        return self._serve(handler, context, round_input)
+
+    def _serve(self, handler: Callable[[ServerRequest], Mapping[str, Any]], context: ServerRequest,
+               round_input: RoundInput, legacy: bool = False) -> dict[str, Any]:
+        """Run the handler in its context; map its outcome to a result or an McpErrorResponse."""
+        request, params, capabilities = context, context.params, context.client_capabilities
         reset = _current.set(context)
         try:
             raw = handler(context)
         except McpErrorResponse:
             raise
         except InputStillNeeded as still:
+            if legacy:
+                raise sessions.needs_modern_input(request.method, request.protocol_version) from None
             if request.method not in MRTR_METHODS:
                 _log.error("MCP handler for %s asked for input, which only %s may do", request.method,
                            sorted(MRTR_METHODS))
@@ -516,7 +522,7 @@ class Server:
         if not isinstance(raw, Mapping):
             _log.error("MCP handler for %s returned %s, not a result object", request.method, type(raw).__name__)
             raise InternalError(f"the server failed while handling {request.method}")
-        return self._stamp(request.method, dict(raw))
+        return sessions.legacy_shape(request.method, dict(raw)) if legacy else self._stamp(request.method, dict(raw))
 
     def _check_headers(self, request: JsonRpcRequest, params: dict[str, Any], version: object,
                        headers: Mapping[str, tuple[str, ...]]) -> None:

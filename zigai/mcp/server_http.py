@@ -10,12 +10,17 @@ Order of checks (first failure wins, no JSON parsed before step 5)
        an ``Origin`` not allowed (DNS rebinding) -> 403;
     1a. with an authorization policy (:class:`~zigai.mcp.auth_server.BearerAuthPolicy`): a GET
        of its protected resource metadata path is answered with the metadata document;
-    2. method other than POST -> 405 with ``Allow: POST`` (no GET stream, no DELETE session);
+    2. method other than POST -> 405 with ``Allow: POST`` (no GET stream), except a ``DELETE``
+       naming an ``Mcp-Session-Id``, which ends that 2025 session after 2a (200, or 404 unknown);
     2a. with an authorization policy: the Bearer token is validated for the canonical resource
        -> 401 / 403 / 400 with the policy's ``WWW-Authenticate`` header;
     3. ``Content-Type`` not ``application/json`` -> 415; ``Accept`` lacking JSON or SSE -> 406;
     4. no ``Content-Length`` -> 411; a body over the limit -> 413;
-    5. the dispatcher's ladder (see :mod:`zigai.mcp.server`), errors mapped to 400/404.
+    5. a 2025 session: an unknown or expired ``Mcp-Session-Id`` -> 404, an ``MCP-Protocol-Version``
+       that is not the session's -> 400; ``initialize`` opens a session (its id in the
+       ``Mcp-Session-Id`` response header, see :mod:`zigai.mcp.server_sessions`) and a
+       session's notifications are accepted (202);
+    6. the dispatcher's ladder (see :mod:`zigai.mcp.server`), errors mapped to 400/404.
 
 Streaming
     A request is answered as JSON when its handler finishes before emitting a notification
@@ -27,9 +32,10 @@ Streaming
 Invariants
     * The default policy accepts cleartext and browser origins only for loopback hosts, and only
       loopback ``Host`` values; widen it explicitly for a deployment.
-    * ``Mcp-Session-Id`` and ``Last-Event-ID`` are ignored: no sessions, no resumption.
-    * WSGI servers fold repeated headers; :func:`serve_http` sees every header line, so it also
-      refuses duplicated routing headers.
+    * ``Last-Event-ID`` is ignored (no resumption); ``Mcp-Session-Id`` only names a 2025
+      session, 2026-07-28 requests have none.
+    * WSGI servers fold repeated headers; :func:`serve_http` sees every header line, so it
+      also refuses duplicated routing headers.
 
 Built-in server
     :func:`serve_http` runs on :class:`zigai.http_server.HttpServer`, which frames requests
@@ -74,6 +80,13 @@ from zigai.mcp.jsonrpc import (
 )
 from zigai.mcp.primitives import Notification
 from zigai.mcp.server import HTTP_STATUS, NO_REPLY, Server
+from zigai.mcp.server_sessions import (
+    SESSION_HEADER,
+    LegacySession,
+    http_session,
+    initialize_reply,
+    opens_session,
+)
 
 __all__ = ["DeploymentPolicy", "HttpReply", "handle_http", "wsgi_app", "serve_http", "HttpServerHandle"]
 
@@ -137,7 +150,8 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
         return _refused(*refusal)
     if auth is not None and method == "GET" and path.split("?", 1)[0] == auth.metadata_path:
         return _json_reply(200, auth.metadata())
-    if method != "POST":
+    ending = method == "DELETE" and bool(folded.get("mcp-session-id"))  # a 2025 client ends its session
+    if method != "POST" and not ending:
         reply = _refused(405, "the MCP endpoint accepts POST only")
         reply.headers.append(("Allow", "POST"))
         return reply
@@ -147,6 +161,9 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
             reply = _json_reply(denied.status, denied.body())
             reply.headers.append(("WWW-Authenticate", denied.www_authenticate))
             return reply
+    if ending:
+        ended = server.sessions.close(folded["mcp-session-id"][0])
+        return _json_reply(200, None) if ended else _refused(404, "the MCP session is unknown or expired")
     content_type = folded.get("content-type", ("",))[0].split(";", 1)[0].strip().lower()
     if content_type != "application/json":
         return _refused(415, "Content-Type must be application/json")
@@ -169,8 +186,19 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
         answer = server.handle(body)
         assert answer is not None
         return _json_reply(_status_of(answer), answer)
+    session, refused = http_session(server, folded)
+    if refused is not None:
+        return _refused(int(refused[:3]), refused[4:])
+    header_version = folded.get(HEADER_PROTOCOL_VERSION.lower(), (None,))[0]
+    if isinstance(message, JsonRpcRequest) and session is None and opens_session(message, header_version):
+        answer, opened = initialize_reply(server, message)
+        reply = _json_reply(_status_of(answer), answer)
+        reply.headers.extend([(SESSION_HEADER, opened.id)] if opened is not None else [])
+        return reply
     if isinstance(message, JsonRpcNotification):
         requested = folded.get(HEADER_PROTOCOL_VERSION.lower(), ("",))[0]
+        if session is not None:
+            return _json_reply(202, None)
         if requested not in SUPPORTED_VERSIONS:
             error = UnsupportedProtocolVersion("Unsupported protocol version",
                                                data={"supported": list(SUPPORTED_VERSIONS), "requested": requested})
@@ -179,7 +207,7 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
     if not isinstance(message, JsonRpcRequest):
         return _json_reply(400, error_message(None, InvalidRequest("clients do not send responses").to_json()))
     return _exchange(server, policy, value, message.method == "subscriptions/listen", folded, tls,
-                     client_gone or _never)
+                     client_gone or _never, session)
 
 
 def _never() -> bool:
@@ -187,7 +215,8 @@ def _never() -> bool:
 
 
 def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool,
-              headers: dict[str, tuple[str, ...]], tls: bool, client_gone: Callable[[], bool]) -> HttpReply:
+              headers: dict[str, tuple[str, ...]], tls: bool, client_gone: Callable[[], bool],
+              session: LegacySession | None = None) -> HttpReply:
     token = CancellationToken()
     items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1024)
 
@@ -204,7 +233,7 @@ def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool
 
     def work() -> None:
         try:
-            reply = server.handle_value(value, headers=headers, tls=tls, emit=emit, token=token)
+            reply = server.handle_value(value, headers=headers, tls=tls, emit=emit, token=token, session=session)
         except BaseException as exc:  # pragma: no cover - handle_value maps handler failures itself
             _log.exception("MCP HTTP dispatch failed")
             reply = error_message(None, {"code": -32603, "message": f"internal error ({type(exc).__name__})"})

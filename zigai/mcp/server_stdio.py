@@ -4,7 +4,9 @@ Job
     Read lines from the input (normally the process's stdin), serve each request on its own
     worker thread so long calls and listen streams do not block the line reader, write each
     reply and notification as exactly one line under one lock, honour
-    ``notifications/cancelled``, and return when the input ends.
+    ``notifications/cancelled``, and return when the input ends.  A client that opens with a
+    2025 ``initialize`` gets one session for the connection (``server_sessions``): its later
+    requests without the 2026 envelope are served under that session's revision.
 
 Invariants
     * A line longer than ``max_line_bytes`` is answered with -32700 and skipped up to its
@@ -38,6 +40,7 @@ from zigai.mcp.jsonrpc import (
 )
 from zigai.mcp.primitives import Notification
 from zigai.mcp.server import NO_REPLY, Server
+from zigai.mcp.server_sessions import LegacySession, initialize_reply, opens_session
 
 __all__ = ["serve_stdio"]
 
@@ -91,6 +94,7 @@ class _Session:
         self.streams: set[Any] = set()
         self.threads: list[threading.Thread] = []
         self.open = True
+        self.legacy: LegacySession | None = None
 
     def write(self, message: dict[str, Any]) -> None:
         data = dumps(message).encode("utf-8") + b"\n"
@@ -122,6 +126,14 @@ class _Session:
             return
         if not isinstance(message, JsonRpcRequest):
             return  # clients send no responses; nothing to answer
+        if opens_session(message):
+            reply, session = initialize_reply(self.server, message)
+            if session is not None:
+                if self.legacy is not None:
+                    self.server.sessions.close(self.legacy.id)
+                self.legacy = session
+            self.write(reply)
+            return
         if not self.slots.acquire(blocking=False):
             self.write(error_message(message.id, InternalError("server busy: too many concurrent requests").to_json()))
             return
@@ -141,7 +153,7 @@ class _Session:
                 self.write(notification.to_json())
 
         try:
-            reply = self.server.handle_value(value, emit=emit, token=token)
+            reply = self.server.handle_value(value, emit=emit, token=token, session=self.legacy)
             if reply is not None and reply is not NO_REPLY and not token.cancelled:
                 self.write(reply)
         finally:
@@ -166,6 +178,8 @@ class _Session:
             token.cancel("the client closed the input")
         with self.write_lock:
             self.open = False
+        if self.legacy is not None:
+            self.server.sessions.close(self.legacy.id)
 
 
 def serve_stdio(server: Server, input: BinaryIO | None = None, output: BinaryIO | None = None, *,

@@ -1,8 +1,9 @@
-"""Server-side values: handler results as MCP results, and the server's pagination cursors.
+"""Server-side values: handler results as MCP results, pagination cursors, resource template patterns.
 
 Job
     Turn what a registered tool, resource reader or zigai tool returns into the MCP result
-    types :class:`~zigai.mcp.Server` answers with, and encode / check its opaque list cursors.
+    types :class:`~zigai.mcp.Server` answers with, encode / check its opaque list cursors, and
+    compile a resource URI template into the pattern that matches it.
 
 Invariants
     * A cursor is only accepted if this server could have issued it for the current list
@@ -17,9 +18,10 @@ import base64
 import binascii
 import json
 import logging
+import re
 from typing import Any
 
-from zigai.mcp.errors import InternalError, InvalidParams
+from zigai.mcp.errors import InternalError, InvalidParams, InvalidServerDefinition
 from zigai.mcp.results import (
     AudioBlock,
     BlobResourceContents,
@@ -31,7 +33,8 @@ from zigai.mcp.results import (
 )
 from zigai.messages import AudioContent, BytesSource, ImageContent, TextContent
 
-__all__ = ["encode_cursor", "decode_cursor", "error_result", "tool_value", "block_of", "resource_contents"]
+__all__ = ["encode_cursor", "decode_cursor", "error_result", "tool_value", "block_of", "resource_contents",
+           "template_pattern"]
 
 _log = logging.getLogger("zigai.mcp.server")
 
@@ -84,3 +87,17 @@ def resource_contents(uri: str, value: Any, mime: str | None) -> list[ResourceCo
     if isinstance(value, (list, tuple)) and all(isinstance(v, (TextResourceContents, BlobResourceContents)) for v in value):
         return list(value)
     raise InternalError(f"the resource reader for {uri!r} returned an unsupported value")
+
+
+def template_pattern(template: str) -> re.Pattern[str]:
+    """The pattern of a resource URI template: each ``{name}`` matches one path segment."""
+    parts, position = [], 0
+    for match in re.finditer(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template):
+        parts.append(re.escape(template[position:match.start()]))
+        parts.append(f"(?P<{match.group(1)}>[^/]+)")
+        position = match.end()
+    parts.append(re.escape(template[position:]))
+    try:
+        return re.compile("^" + "".join(parts) + "$")
+    except re.error as exc:
+        raise InvalidServerDefinition(f"resource template {template!r}: {exc}") from None

@@ -9,7 +9,10 @@ Rules (WHATWG event-stream)
     ``field: value`` drops one space after the colon; a line without a colon is a field with an
     empty value; lines starting with ``:`` are comments (keep-alives).  ``data`` lines join with
     ``\\n``; ``event`` names the event type (``message`` when absent).  ``id`` and ``retry`` are
-    session-era resumption fields and are ignored: no Last-Event-ID is ever kept.  A blank line
+    session-era resumption fields: the parser only remembers the last ``id`` (at most 256
+    bytes, no NUL; :attr:`SseParser.last_event_id`), which a 2025-revision client may send back
+    as ``Last-Event-ID``, and the last ``retry`` (digits only, capped at 60 s;
+    :attr:`SseParser.retry_ms`), how long it waits first; 2026-07-28 streams never resume.  A blank line
     dispatches; an event with no data line dispatches nothing.  An event still open when the
     stream ends is dispatched by :meth:`SseParser.finish`.
 
@@ -31,6 +34,8 @@ from zigai.mcp.errors import SseEventTooLarge
 __all__ = ["SseEvent", "SseParser", "LINE_OVERHEAD_BYTES"]
 
 LINE_OVERHEAD_BYTES = 64
+_MAX_EVENT_ID = 256
+_MAX_RETRY_MS = 60_000
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
 
 
@@ -44,7 +49,8 @@ class SseEvent(NamedTuple):
 class SseParser:
     """A bounded incremental parser; one instance per response stream (no state crosses streams)."""
 
-    __slots__ = ("max_event_bytes", "_line", "_skip_lf", "_data", "_has_data", "_event")
+    __slots__ = ("max_event_bytes", "_line", "_skip_lf", "_data", "_has_data", "_event", "last_event_id",
+                 "retry_ms")
 
     def __init__(self, max_event_bytes: int) -> None:
         if isinstance(max_event_bytes, bool) or not isinstance(max_event_bytes, int) or max_event_bytes < 0:
@@ -55,6 +61,8 @@ class SseParser:
         self._data = bytearray()
         self._has_data = False
         self._event = ""
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
         """Parse ``chunk``; return the events it completed (possibly none)."""
@@ -114,7 +122,11 @@ class SseParser:
             self._has_data = True
         elif name == b"event":
             self._event = value.decode("utf-8", "replace")
-        # "id", "retry" and unknown fields are ignored on purpose (see module docstring)
+        elif name == b"id" and len(value) <= _MAX_EVENT_ID and b"\0" not in value:
+            self.last_event_id = value.decode("utf-8", "replace") or None
+        elif name == b"retry" and value.isdigit() and len(value) <= 9:
+            self.retry_ms = min(int(value), _MAX_RETRY_MS)
+        # unknown fields are ignored on purpose (see module docstring)
 
     def _dispatch(self, events: list[SseEvent]) -> None:
         if self._has_data:

@@ -11,8 +11,10 @@ Routing
     notification to the request that registered its progress token; a server
     ``notifications/cancelled`` naming a listen request ends that stream
     (:class:`McpStreamEnded`).  Anything else (log messages, unknown notifications) goes to
-    ``StdioOptions.on_unrouted`` on the reader thread, or is dropped.  A server that sends a
-    request is answered with -32601: 2026-07-28 servers never send requests.
+    ``StdioOptions.on_unrouted`` (else the sink a client set with ``set_unrouted_sink``) on the
+    reader thread, or is dropped.  A request from the server (2025 revisions: sampling,
+    elicitation, roots, ping) goes to the handler a client set with ``set_request_handler``, on a
+    thread of its own, and its reply is written back; without one it is answered -32601.
 
 Invariants
     * A line longer than ``max_line_bytes`` (terminator excluded) raises
@@ -76,7 +78,14 @@ from zigai.mcp.jsonrpc import (
     error_message,
     notification_message,
 )
-from zigai.mcp.transport import DEFAULT_BACKLOG, Exchange, NotificationSink, OutgoingRequest, Reply
+from zigai.mcp.transport import (
+    DEFAULT_BACKLOG,
+    Exchange,
+    NotificationSink,
+    OutgoingRequest,
+    Reply,
+    ServerRequestHandler,
+)
 
 __all__ = ["StderrMode", "StdioOptions", "StdioTransport"]
 
@@ -203,7 +212,17 @@ class StdioTransport:
         self._progress: dict[RequestId, Exchange] = {}
         self._closed = False
         self._restarts = 0
+        self._request_handler: ServerRequestHandler | None = None
+        self._unrouted: NotificationSink | None = None
         self._child = _Child(self, self.command)
+
+    def set_request_handler(self, handler: ServerRequestHandler | None) -> None:
+        """Who answers the server's requests (see module docstring)."""
+        self._request_handler = handler
+
+    def set_unrouted_sink(self, sink: NotificationSink | None) -> None:
+        """Who receives notifications of no request when ``StdioOptions.on_unrouted`` is None."""
+        self._unrouted = sink
 
     # -- properties ------------------------------------------------------------------------
 
@@ -390,10 +409,24 @@ class StdioTransport:
                 exchange.resolve(message)
             return
         if isinstance(message, JsonRpcRequest):
-            reply = error_message(message.id, {"code": -32601, "message": "MCP 2026-07-28 servers do not send requests"})
-            self._send_raw(child, encode(reply))
+            handler = self._request_handler
+            if handler is None:
+                reply = error_message(message.id, {"code": -32601,
+                                                   "message": "MCP 2026-07-28 servers do not send requests"})
+                self._send_raw(child, encode(reply))
+            else:
+                threading.Thread(target=self._answer, args=(child, handler, message), daemon=True,
+                                 name=f"zigai-mcp-stdio-answer-{message.id!r}").start()
             return
         self._route_notification(message)
+
+    def _answer(self, child: _Child, handler: ServerRequestHandler, request: JsonRpcRequest) -> None:
+        try:
+            reply = handler(request)
+        except Exception:  # the handler builds its own error replies; this is a bug in it
+            _log.exception("the MCP server-request handler raised")
+            reply = error_message(request.id, {"code": -32603, "message": "the client failed to answer"})
+        self._send_raw(child, encode(reply))
 
     def _send_raw(self, child: _Child, data: bytes) -> None:
         if child.broken is None and not self._closed:
@@ -415,11 +448,12 @@ class StdioTransport:
                 exchange = self._progress.get(params.get("progressToken"))  # type: ignore[arg-type]
             else:
                 exchange = None
+        sink = self.options.on_unrouted or self._unrouted
         if exchange is not None:
             exchange.push(note)
-        elif self.options.on_unrouted is not None:
+        elif sink is not None:
             try:
-                self.options.on_unrouted(note)
+                sink(note)
             except Exception:  # the reader thread must survive application callbacks
                 _log.exception("StdioOptions.on_unrouted raised")
 

@@ -25,19 +25,26 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from zigai.mcp.errors import (
     McpRequestCancelled,
     McpRequestTimedOut,
     NotificationBacklogFull,
 )
-from zigai.mcp.jsonrpc import JsonRpcError, JsonRpcNotification, JsonRpcResponse, RequestId
+from zigai.mcp.jsonrpc import (
+    JsonRpcError,
+    JsonRpcNotification,
+    JsonRpcRequest,
+    JsonRpcResponse,
+    RequestId,
+)
 
 __all__ = [
     "OutgoingRequest",
     "Reply",
     "NotificationSink",
+    "ServerRequestHandler",
     "McpTransport",
     "Exchange",
     "DEFAULT_BACKLOG",
@@ -49,6 +56,12 @@ POLL_SLICE_S = 0.05
 
 Reply = JsonRpcResponse | JsonRpcError
 NotificationSink = Callable[[JsonRpcNotification], None]
+ServerRequestHandler = Callable[[JsonRpcRequest], dict[str, Any]]
+"""Answers one request a (2025-revision) server sent: the full JSON-RPC reply message.  The
+built-in transports call it on a thread of its own, so it may block; a transport without
+``set_request_handler(handler)`` answers such requests -32601.  ``set_unrouted_sink(sink)``
+likewise receives notifications that belong to no request (when the transport has no
+application sink of its own)."""
 
 
 @dataclass(frozen=True, slots=True)
