@@ -49,6 +49,7 @@ from zigai.telemetry.records import (
     ContentPolicy,
     InvalidTelemetryConfig,
     MetricPoint,
+    OpenSpan,
     Span,
     SpanEvent,
     TelemetryExportFailed,
@@ -139,37 +140,13 @@ class InMemoryExporter:
 
 
 @dataclass
-class _Open:
-    """A span being built (mutable until it is frozen into a :class:`Span`)."""
-
-    name: str
-    kind: str
-    trace_id: str
-    span_id: str
-    parent_span_id: str | None
-    parent_is_remote: bool
-    trace_flags: int
-    start_ns: int
-    attributes: dict[str, AttributeValue]
-    events: list[SpanEvent] = field(default_factory=list)
-    status: str = "unset"
-    status_description: str | None = None
-
-    def freeze(self, end_ns: int | None) -> Span:
-        return Span(self.name, self.kind, self.trace_id, self.span_id,  # type: ignore[arg-type]
-                    self.parent_span_id, self.parent_is_remote, self.trace_flags, self.start_ns,
-                    end_ns, self.attributes, self.status, self.status_description,  # type: ignore[arg-type]
-                    tuple(self.events))
-
-
-@dataclass
 class _Run:
-    agent: _Open
+    agent: OpenSpan
     base: dict[str, AttributeValue]
     span_base: dict[str, AttributeValue]  # what every child span repeats (agent, conversation)
     provider_name: str  # zigai's own name (price tables are keyed by it)
-    chats: dict[tuple[int, int], _Open] = field(default_factory=dict)
-    tools: dict[str, _Open] = field(default_factory=dict)
+    chats: dict[tuple[int, int], OpenSpan] = field(default_factory=dict)
+    tools: dict[str, OpenSpan] = field(default_factory=dict)
     cost_nano: int | None = None  # None: nothing priced yet
     cost_unknown: bool = False  # some response had no known cost
     price_table: PriceTable | None = None  # the agent's, used when the observer has none
@@ -257,19 +234,19 @@ class Telemetry:
             logger.warning("telemetry exporter %s raised %s; continuing (fail-open)",
                            method, type(exc).__name__, exc_info=True)
 
-    def _start(self, span: _Open) -> None:
+    def _start(self, span: OpenSpan) -> None:
         self._export("on_start", span.freeze(None))
 
-    def _end(self, span: _Open, end_ns: int | None = None) -> None:
+    def _end(self, span: OpenSpan, end_ns: int | None = None) -> None:
         self._export("on_end", span.freeze(time.time_ns() if end_ns is None else end_ns))
 
     def _metric(self, name: str, kind: str, unit: str, value: int | float,
                 attributes: dict[str, AttributeValue], description: str) -> None:
         self._export("on_metric", MetricPoint(name, kind, unit, value, attributes, description))  # type: ignore[arg-type]
 
-    def _child(self, run: _Run, name: str, kind: str, attributes: dict[str, AttributeValue]) -> _Open:
+    def _child(self, run: _Run, name: str, kind: str, attributes: dict[str, AttributeValue]) -> OpenSpan:
         agent = run.agent
-        return _Open(name, kind, agent.trace_id, new_span_id(), agent.span_id, False,
+        return OpenSpan(name, kind, agent.trace_id, new_span_id(), agent.span_id, False,
                      agent.trace_flags, time.time_ns(), attributes)
 
     def _state(self, event: Any) -> _Run | None:
@@ -304,7 +281,7 @@ class Telemetry:
         if correlation is not None and correlation.node_index is not None:
             attributes["zigai.node.index"] = correlation.node_index
         name = f"invoke_agent {info.agent_name}" if info.agent_name else "invoke_agent"
-        agent = _Open(name, "internal",
+        agent = OpenSpan(name, "internal",
                       parent.trace_id if parent else new_trace_id(), new_span_id(),
                       parent.span_id if parent else None, parent is not None,
                       parent.trace_flags if parent else 1, time.time_ns(), attributes)
@@ -350,7 +327,7 @@ class Telemetry:
                      "GenAI operation duration")
         self._end(agent)
 
-    def _end_failed(self, span: _Open, error: BaseException | None) -> None:
+    def _end_failed(self, span: OpenSpan, error: BaseException | None) -> None:
         span.status = "error"
         span.attributes["error.type"] = _error_type(error) if error is not None else "_OTHER"
         self._end(span)
@@ -520,7 +497,7 @@ class Telemetry:
         self._start(span)
         self._end(span)
 
-    def _tool_metric(self, span: _Open, status: str) -> None:
+    def _tool_metric(self, span: OpenSpan, status: str) -> None:
         self._metric(TOOL_CALLS, "counter", "{call}", 1,
                      {"gen_ai.tool.name": span.attributes["gen_ai.tool.name"], "zigai.tool.status": status},
                      "Executed tool calls")

@@ -26,6 +26,7 @@ from typing import Any
 
 from zigai.telemetry.records import (
     AttributeValue,
+    OpenSpan,
     SpanEvent,
     TraceParent,
     new_span_id,
@@ -49,10 +50,7 @@ class RealtimeTelemetry:
 
     def __init__(self, telemetry: Any, *, model: str | None = None, conversation_id: str | None = None,
                  parent: TraceParent | str | None = None) -> None:
-        from zigai.telemetry.observer import _Open
-
         self._telemetry = telemetry
-        self._open_type = _Open
         self.model = model
         self.conversation_id = conversation_id
         chosen = TraceParent.parse(parent) if isinstance(parent, str) else parent
@@ -94,7 +92,7 @@ class RealtimeTelemetry:
             attributes["gen_ai.conversation.id"] = self.conversation_id
         parent = self.parent
         name = f"realtime {self.model}" if self.model else "realtime"
-        self._span = self._open_type(
+        self._span = OpenSpan(
             name, "client", parent.trace_id if parent else new_trace_id(), new_span_id(),
             parent.span_id if parent else None, parent is not None, parent.trace_flags if parent else 1,
             time.time_ns(), attributes)

@@ -126,6 +126,30 @@ class Span:
         return None if self.end_ns is None else self.end_ns - self.start_ns
 
 
+@dataclass
+class OpenSpan:
+    """A span being built (mutable until it is frozen into a :class:`Span`); shared by the observers."""
+
+    name: str
+    kind: str
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    parent_is_remote: bool
+    trace_flags: int
+    start_ns: int
+    attributes: dict[str, AttributeValue]
+    events: list[SpanEvent] = field(default_factory=list)
+    status: str = "unset"
+    status_description: str | None = None
+
+    def freeze(self, end_ns: int | None) -> Span:
+        return Span(self.name, self.kind, self.trace_id, self.span_id,  # type: ignore[arg-type]
+                    self.parent_span_id, self.parent_is_remote, self.trace_flags, self.start_ns,
+                    end_ns, self.attributes, self.status, self.status_description,  # type: ignore[arg-type]
+                    tuple(self.events))
+
+
 @dataclass(frozen=True, slots=True)
 class MetricPoint:
     """One measurement: a histogram record or a counter increment (``kind``)."""
