@@ -133,6 +133,13 @@ def _optional_workloads() -> list[Workload]:
     if stream_workloads is not None:
         for spec in stream_workloads.WORKLOADS:
             found.append(Workload(**spec))
+    try:
+        from bench_workloads import memory_workloads
+    except ImportError:
+        memory_workloads = None
+    if memory_workloads is not None:
+        for spec in memory_workloads.WORKLOADS:
+            found.append(Workload(**spec))
     return found
 
 

@@ -38,6 +38,8 @@ Invariants:
 * :func:`dumps` writes compact canonical text (``","``/``":"`` separators,
   UTF-8 characters unescaped, insertion order kept, no NaN/Infinity) and raises
   :class:`MalformedJson` for values JSON cannot represent.
+  :func:`encoded_size` counts the bytes of that text without building it
+  (stopping once past a limit), so large values are measured, not copied.
 
 The specification's ``parseLeaky`` (arena-owned decoding) has no separate
 meaning in Python: :data:`parse_leaky` is :func:`parse`.
@@ -62,6 +64,7 @@ from zigai.json._errors import (
 )
 from zigai.json._limits import Limits
 from zigai.json._preflight import preflight, preflight_counting_members
+from zigai.json._size import encoded_size, utf8_size
 
 __all__ = [
     "Limits",
@@ -73,6 +76,8 @@ __all__ = [
     "parse",
     "parse_leaky",
     "dumps",
+    "encoded_size",
+    "utf8_size",
     "type_name",
     "ValidationError",
     "MalformedJson",
