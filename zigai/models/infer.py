@@ -29,13 +29,14 @@ Invariants:
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from zigai.errors import ModelError
+from zigai.security import local_policy_for
+from zigai.security import loopback_host as _loopback_host
 
 __all__ = [
     "PROVIDERS",
@@ -111,34 +112,6 @@ class ProviderSpec:
 
 #: Placeholder credential for a local server that ignores authentication.
 LOCAL_CREDENTIAL = "local-server-no-key"
-
-
-def _loopback_host(url: str) -> str | None:
-    """The host of ``url`` when it is a loopback address or ``localhost``, else ``None``."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    if host == "localhost":
-        return host
-    try:
-        return host if ipaddress.ip_address(host).is_loopback else None
-    except ValueError:
-        return None
-
-
-def local_policy_for(url: str) -> Any:
-    """The loopback-only :class:`~zigai.security.UrlPolicy` for a local ``url``, else ``None``."""
-    host = _loopback_host(url)
-    if host is None:
-        return None
-    from zigai.security import UrlPolicy
-
-    return UrlPolicy.local_development(allowed_hosts=(host,))
 
 
 def _endpoint(env: Mapping[str, str], variable: str) -> dict[str, Any]:
