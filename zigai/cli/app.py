@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES, RunSettings, load_config
-from zigai.cli.errors import CliUsageError, ExitCode, exit_code_for
+from zigai.cli.errors import CliUsageError, ExitCode, error_line, exit_code_for
 
 __all__ = ["build_parser", "main"]
 
@@ -47,7 +47,8 @@ class _Parser(argparse.ArgumentParser):
         self.out = out
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise CliUsageError(f"{self.prog}: {message}")
+        # main() adds the one "zigai: error:" prefix; the subcommand goes in the help pointer
+        raise CliUsageError(f"{message} (see '{self.prog} --help')")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if self.out is not None and (file is None or file is sys.stdout):
@@ -237,7 +238,7 @@ def main(
             return int(code)
         if not isinstance(exc, Exception):
             raise
-        stderr.write(f"zigai: error: {type(exc).__name__}: {exc}\n")
+        stderr.write(error_line(exc))
         if code == ExitCode.fault and environment.get("ZIGAI_DEBUG") == "1":
             import traceback
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from zigai.cli.errors import InvalidCliConfig
+from zigai.json import wrong_type
 
 __all__ = ["CONFIG_VERSION", "DEFAULT_RETRIES", "MAX_RETRIES", "RunSettings", "load_config",
            "settings_from_json"]
@@ -90,7 +91,7 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         if item is None:
             continue
         if isinstance(item, bool) or not isinstance(item, _TYPES[key]):
-            raise InvalidCliConfig(f"{where}: {key!r} has the wrong type")
+            raise InvalidCliConfig(f"{where}: {wrong_type(key, item, _TYPES[key])}")
         values[key] = item
     env_name = values.get("api_key_env")
     if env_name is not None and not _ENV_NAME.match(env_name):

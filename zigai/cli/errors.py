@@ -44,6 +44,7 @@ __all__ = [
     "InvalidPauseFile",
     "OutputFileNotWritten",
     "CassetteReplayError",
+    "error_line",
     "exit_code_for",
 ]
 
@@ -79,6 +80,12 @@ class OutputFileNotWritten(CliError):
 
 class CassetteReplayError(CliError):
     """The demo's replay server received a request its cassette did not expect."""
+
+
+def error_line(error: BaseException) -> str:
+    """The one stderr line for a failure: ``zigai: error: Name: message`` (newlines folded)."""
+    message = " ".join(str(error).split())
+    return f"zigai: error: {type(error).__name__}: {message}\n"
 
 
 def exit_code_for(error: BaseException) -> ExitCode:

@@ -79,6 +79,8 @@ __all__ = [
     "encoded_size",
     "utf8_size",
     "type_name",
+    "expected_kinds",
+    "wrong_type",
     "ValidationError",
     "MalformedJson",
     "JsonLimitExceeded",
@@ -286,6 +288,28 @@ def dumps(value: Any) -> str:
         raise NestingTooDeep("value nests too deeply to serialize") from None
     except (TypeError, ValueError) as exc:
         raise MalformedJson(f"not a JSON value: {exc}") from None
+
+
+_KIND_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
+               tuple: "array", dict: "object", type(None): "null"}
+
+
+def expected_kinds(kind: type | tuple[type, ...]) -> str:
+    """The JSON words for Python types in a "wrong type" message (``int``/``float`` is ``number``)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    words: list[str] = []
+    for item in kinds:
+        word = "number" if item is float else _KIND_WORDS.get(item, item.__name__)
+        if word not in words:
+            words.append(word)
+    if "number" in words and "integer" in words:
+        words.remove("integer")
+    return " or ".join(words)
+
+
+def wrong_type(key: str, value: Any, kind: type | tuple[type, ...]) -> str:
+    """``'key' has the wrong type: expected integer, got string`` for error messages."""
+    return f"{key!r} has the wrong type: expected {expected_kinds(kind)}, got {type_name(value)}"
 
 
 def type_name(value: Any) -> str:
