@@ -56,6 +56,26 @@ class _Parser(argparse.ArgumentParser):
         super()._print_message(message, file)
 
 
+def _profile_json(text: str) -> dict[str, Any]:
+    from zigai import json as zjson
+    from zigai.json import defaults
+
+    try:
+        value = zjson.parse(text, defaults.cli_manifest)
+    except zjson.ValidationError as exc:
+        raise argparse.ArgumentTypeError(f"expected a JSON object of profile fields: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object of profile fields, got {zjson.type_name(value)}")
+    from zigai.model import InvalidProfileOverride, ModelProfile
+
+    try:
+        ModelProfile().with_overrides(value, "--profile")
+    except InvalidProfileOverride as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -118,6 +138,9 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print output, usage and cost as JSON")
     run.add_argument("--events", choices=["agui"],
                      help="print the run's events as JSON lines (agui: AG-UI events)")
+    run.add_argument("--profile", type=_profile_json, metavar="JSON",
+                     help="override the model's capability profile, e.g. "
+                          "'{\"supports_tools\": true}' for a model name zigai does not know")
     run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
     retries = run.add_mutually_exclusive_group()
@@ -169,7 +192,7 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
         "model": args.model, "system": args.system, "tools": args.tools,
         "output_schema": args.output_schema, "max_requests": args.max_requests,
         "timeout": args.timeout, "retries": args.retries,
-        "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None,
+        "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None, "profile": args.profile,
     }
     values = base.to_json()
     # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.

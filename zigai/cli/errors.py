@@ -91,6 +91,7 @@ def error_line(error: BaseException) -> str:
 def exit_code_for(error: BaseException) -> ExitCode:
     """The exit code for an exception that ended a command."""
     from zigai.agent_spec.errors import AgentSpecError, MissingEnvironment
+    from zigai.model import InvalidProfileOverride
     from zigai.models import InvalidModelString, MissingCredentials
 
     if isinstance(error, KeyboardInterrupt):
@@ -105,6 +106,6 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.credentials if isinstance(error, ProviderAuthError) else ExitCode.provider
     if isinstance(error, (ProviderError, TransportError, SecurityError)):
         return ExitCode.provider
-    if isinstance(error, (CliUsageError, InvalidModelString)):
+    if isinstance(error, (CliUsageError, InvalidModelString, InvalidProfileOverride)):
         return ExitCode.usage
     return ExitCode.fault

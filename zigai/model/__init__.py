@@ -19,7 +19,13 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from zigai.messages import FinishReason, Message, RequestMessage, ResponseMessage
-from zigai.model.profile import ALL_CONTENT_KINDS, COMMON_SETTINGS, MANAGED_TOOL_KINDS, ModelProfile
+from zigai.model.profile import (
+    ALL_CONTENT_KINDS,
+    COMMON_SETTINGS,
+    MANAGED_TOOL_KINDS,
+    InvalidProfileOverride,
+    ModelProfile,
+)
 from zigai.model.request import (
     TEXT_OUTPUT,
     TOOL_NAME_PATTERN,
@@ -62,6 +68,7 @@ __all__ = [
     "ALL_CONTENT_KINDS",
     "MANAGED_TOOL_KINDS",
     "UnsupportedModelFeature",
+    "InvalidProfileOverride",
     "InvalidToolDefinition",
     "InvalidStreamEvent",
     "check_request_supported",

@@ -372,14 +372,35 @@ def infer_model(
     env: Mapping[str, str] | None = None,
     api_key_env: str | None = None,
     transport: Any = None,
+    profile: Mapping[str, Any] | None = None,
 ) -> Any:
     """The :class:`zigai.model.Model` a model string names; a Model value is returned unchanged.
 
     ``env`` defaults to ``os.environ``.  ``api_key_env`` replaces the conventional credential
     variable names with one application-chosen name.  ``transport`` replaces the provider's
-    default HTTP transport (tests pass a mock).  Raises :class:`InvalidModelString`,
-    :class:`UnknownModelProvider` or :class:`MissingCredentials`.
+    default HTTP transport (tests pass a mock).  ``profile`` overrides fields of the profile the
+    client resolved (:meth:`zigai.model.ModelProfile.with_overrides`: the CLI's ``--profile``,
+    a spec file's ``model.profile``), e.g. ``{"supports_tools": True}`` for a model name the
+    provider's table does not know; without it the fail-closed default stays.  Raises
+    :class:`InvalidModelString`, :class:`UnknownModelProvider`, :class:`MissingCredentials` or
+    :class:`zigai.model.InvalidProfileOverride`.
     """
+    built = _infer(model, env, api_key_env, transport)
+    if profile is None:
+        return built
+    changed = built.profile.with_overrides(profile)
+    if hasattr(built, "with_profile"):
+        return built.with_profile(changed)
+    testing = importlib.import_module("zigai.testing")
+    if isinstance(built, testing.TestModel):  # "test" is the only model string without it
+        return testing.TestModel(profile=changed)
+    from zigai.model import InvalidProfileOverride
+
+    raise InvalidProfileOverride(
+        f"a {type(built).__name__} value takes no profile override; construct it with its profile")
+
+
+def _infer(model: Any, env: Mapping[str, str] | None, api_key_env: str | None, transport: Any) -> Any:
     if not isinstance(model, str):
         if hasattr(model, "profile") and hasattr(model, "request"):
             return model
