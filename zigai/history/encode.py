@@ -134,14 +134,14 @@ def _plain_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
 
 
 def _fields_getter(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
-    """``value -> {name: value.name, ...}`` as one generated dict display (no zip, no loop)."""
-    for name in names:
-        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
-    body = ", ".join(f"{name!r}: value.{name}" for name in names)
-    scope: dict[str, Any] = {}
-    exec(f"def fields(value): return {{{body}}}", scope)  # noqa: S102 - field names only
-    getter: Callable[[Any], dict[str, Any]] = scope["fields"]
-    return getter
+    """``value -> {name: value.name, ...}`` in field order (one C attribute getter)."""
+    if not names:
+        return lambda value: {}
+    get = operator.attrgetter(*names)
+    if len(names) == 1:
+        (only,) = names
+        return lambda value: {only: get(value)}
+    return lambda value: dict(zip(names, get(value), strict=True))
 
 
 _MESSAGE_ENCODER = json.JSONEncoder(
@@ -265,46 +265,30 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
     return lambda item: _emit(convert(item))
 
 
-# The exact types a generated emitter tests inline, the likeliest first (guessed from the
-# field's annotation), before it falls back to _emit; each writes what _emit would.
-_INLINE_EMIT = {
-    "str": "encode_str({v})", "int": "int_text({v})", "datetime": "emit_timestamp({v})",
-    "tuple": "'[' + ','.join(map(emit_any, {v})) + ']'",
-}
-
-
-def _likely_type(field: dataclasses.Field[Any]) -> str:
-    annotation = str(field.type)  # a string under postponed annotations, else a type's repr
-    for name in _INLINE_EMIT:
-        if annotation.startswith(name):
-            return name
-    return "str"
-
-
 def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
-    """``value -> JSON text`` for one dataclass: sorted keys, each field emitted inline."""
-    fields = sorted(dataclasses.fields(cls), key=operator.attrgetter("name"))
-    lines = ["def emit(value):"]
-    pieces = []
-    for index, field in enumerate(fields):
-        name = field.name
-        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
-        guess = _likely_type(field)
-        tests = [f"{_INLINE_EMIT[guess].format(v=f'v{index}')} if type(v{index}) is {guess}"]
-        if field.default is None:
-            tests.append(f"'null' if v{index} is None")
-        lines.append(f"    v{index} = value.{name}")
-        lines.append(f"    t{index} = {' else '.join(tests)} else emit_any(v{index})")
-        separator = "," if index else ""
-        pieces.append(f'{separator}"{name}":{{t{index}}}')
-    lines.append(f"    return f'{{{{{''.join(pieces)}}}}}'")
-    scope: dict[str, Any] = {
-        "encode_str": _encode_str, "int_text": int.__repr__, "emit_any": _emit,
-        "emit_timestamp": _emit_timestamp, "str": str, "int": int, "tuple": tuple,
-        "datetime": datetime,
-    }
-    exec("\n".join(lines), scope)  # noqa: S102 - field names only
-    emit: Callable[[Any], str] = scope["emit"]
+    """``value -> JSON text`` for one dataclass: its fields in sorted key order, read through
+    one attribute getter; strings and nulls are written inline, anything else by ``_emit``.
+    Field names are identifiers, so a key needs no JSON escape."""
+    names = tuple(sorted(field.name for field in dataclasses.fields(cls)))
+    if not names:
+        return lambda value: "{}"
+    keys = tuple(f'"{name}":' for name in names)
+    get = operator.attrgetter(*names)
+    encode_str, emit_any = _encode_str, _emit
+    if len(names) == 1:
+        (key,) = keys
+
+        def emit_one(value: Any) -> str:
+            item = get(value)
+            text = encode_str(item) if type(item) is str else "null" if item is None else emit_any(item)
+            return "{" + key + text + "}"
+        return emit_one
+
+    def emit(value: Any) -> str:
+        return "{" + ",".join([
+            key + (encode_str(item) if type(item) is str else "null" if item is None else emit_any(item))
+            for key, item in zip(keys, get(value), strict=True)
+        ]) + "}"
     return emit
 
 
