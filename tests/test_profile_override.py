@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from support.loopback import LoopbackServer, Received, Reply
 
-from zigai.model import InvalidProfileOverride, ManagedTool, ModelProfile
+from zigai.model import InvalidProfileOverride, ManagedTool, ModelProfile, apply_profile_overrides
 from zigai.models import builtin_model_catalog, infer_model
 from zigai.providers import openai
 from zigai.providers.openai.profiles import profile_for_model
@@ -54,7 +54,7 @@ def test_gpt5_nano_encodes_a_web_search_request() -> None:
 
 def test_overrides_replace_only_the_named_fields_and_refuse_everything_else() -> None:
     base = ModelProfile(supports_tools=False, settings=frozenset({"max_tokens"}))
-    changed = base.with_overrides({"supports_tools": True, "settings": ["max_tokens", "temperature"],
+    changed = apply_profile_overrides(base, {"supports_tools": True, "settings": ["max_tokens", "temperature"],
                                    "content_kinds": ["text", "image"], "idempotency_header": None})
     assert changed.supports_tools and changed.settings == {"max_tokens", "temperature"}
     assert changed.content_kinds == {"text", "image"} and changed.json_schema_output is base.json_schema_output
@@ -68,9 +68,9 @@ def test_overrides_replace_only_the_named_fields_and_refuse_everything_else() ->
         ({"idempotency_header": ""}, "takes a header name or null"),
     ]:
         with pytest.raises(InvalidProfileOverride, match=words.replace("[", r"\[").replace("]", r"\]")):
-            base.with_overrides(overrides)
+            apply_profile_overrides(base, overrides)
     with pytest.raises(InvalidProfileOverride, match="must be a mapping"):
-        base.with_overrides(["supports_tools"])  # type: ignore[arg-type]
+        apply_profile_overrides(base, ["supports_tools"])  # type: ignore[arg-type]
 
 
 def test_infer_model_applies_an_override_and_keeps_the_fail_closed_default_without_one() -> None:

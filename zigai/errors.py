@@ -87,7 +87,7 @@ The tree (bases here, named leaves in their modules)::
     ├── SettingsError             zigai.settings      InvalidModelSettings, UnsupportedModelSetting,
     │                                                 ExtraBodyRejected, ForbiddenRequestHeader
     ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
-    │                                                 InvalidStreamEvent
+    │                                                 InvalidStreamEvent, InvalidProfileOverride
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
     │                             zigai.models        InvalidModelString (UnknownModelProvider),

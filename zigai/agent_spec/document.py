@@ -48,7 +48,7 @@ class ModelRef:
     """``model``: a provider-catalog name, the provider's model name, and optionally the NAME
     of the environment variable holding the credential (replacing the provider's own names)
     and ``profile``, overrides of the model's capability profile
-    (:meth:`zigai.model.ModelProfile.with_overrides`, e.g. ``{supports_tools: true}`` for a
+    (:func:`zigai.model.apply_profile_overrides`, e.g. ``{supports_tools: true}`` for a
     model name the provider's table does not know)."""
 
     provider: str

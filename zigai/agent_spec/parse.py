@@ -326,12 +326,12 @@ def _instructions(context: _Context) -> Reader:
 
 
 def _profile_overrides(value: Any, path: str) -> dict[str, Any]:
-    from zigai.model import InvalidProfileOverride, ModelProfile
+    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
 
     if not isinstance(value, dict):
         raise _fail(path, f"expected an object of ModelProfile fields, got {_type_name(value)}")
     try:
-        ModelProfile().with_overrides(value, path)  # every field and value checked once, here
+        apply_profile_overrides(ModelProfile(), value, path)  # every field and value checked once, here
     except InvalidProfileOverride as exc:
         raise InvalidAgentSpec(str(exc), path=path) from None  # the message names the field
     return dict(value)

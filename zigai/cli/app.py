@@ -67,10 +67,10 @@ def _profile_json(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(
             f"expected a JSON object of profile fields, got {zjson.type_name(value)}")
-    from zigai.model import InvalidProfileOverride, ModelProfile
+    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
 
     try:
-        ModelProfile().with_overrides(value, "--profile")
+        apply_profile_overrides(ModelProfile(), value, "--profile")
     except InvalidProfileOverride as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return value

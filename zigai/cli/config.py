@@ -15,7 +15,7 @@ Relative ``tools`` / ``output_schema`` paths are resolved against the file's dir
 ``mcp_stdio`` commands (at most 16, see :mod:`zigai.cli.mcp_stdio`) run in the working directory.
 ``retries`` is how many times a failed model request is retried (0 turns retries off; unset
 means :data:`DEFAULT_RETRIES`).  ``profile`` (also ``--profile JSON``) overrides fields of the
-model's capability profile (:meth:`zigai.model.ModelProfile.with_overrides`), e.g.
+model's capability profile (:func:`zigai.model.apply_profile_overrides`), e.g.
 ``{"supports_tools": true}`` to use tools with a model name zigai's tables do not know.
 
 Precedence, highest first: command-line flags, environment (``ZIGAI_MODEL``), the file.
@@ -109,10 +109,10 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
     if "retries" in values and not 0 <= values["retries"] <= MAX_RETRIES:
         raise InvalidCliConfig(f"{where}: 'retries' must be between 0 and {MAX_RETRIES}")
     if "profile" in values:
-        from zigai.model import InvalidProfileOverride, ModelProfile
+        from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
 
         try:
-            ModelProfile().with_overrides(values["profile"], f"{where}: 'profile'")
+            apply_profile_overrides(ModelProfile(), values["profile"], f"{where}: 'profile'")
         except InvalidProfileOverride as exc:
             raise InvalidCliConfig(str(exc)) from None
     if "mcp_stdio" in values:

@@ -8,14 +8,9 @@ profile of several candidates (used by fallback routing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
 
-from zigai.errors import ModelError
-
-__all__ = ["ModelProfile", "InvalidProfileOverride", "COMMON_SETTINGS", "ALL_CONTENT_KINDS",
-           "MANAGED_TOOL_KINDS"]
+__all__ = ["ModelProfile", "COMMON_SETTINGS", "ALL_CONTENT_KINDS", "MANAGED_TOOL_KINDS"]
 
 # Portable ModelSettings fields most chat models honour.
 COMMON_SETTINGS = frozenset(
@@ -29,43 +24,6 @@ ALL_CONTENT_KINDS = frozenset(
      "cache-point"}
 )
 MANAGED_TOOL_KINDS = frozenset({"web_search", "web_fetch", "code_execution", "tool_search"})
-
-
-class InvalidProfileOverride(ModelError):
-    """A profile override (CLI ``--profile``, spec ``model.profile``) names an unknown field
-    or gives a value of the wrong kind; the message names the field and what it takes."""
-
-
-def _allowed_values(name: str) -> frozenset[str] | None:
-    if name == "content_kinds":
-        return ALL_CONTENT_KINDS
-    if name == "provider_managed_tools":
-        return MANAGED_TOOL_KINDS
-    if name == "settings":
-        from dataclasses import fields as settings_fields
-
-        from zigai.settings import ModelSettings
-
-        return frozenset(f.name for f in settings_fields(ModelSettings))
-    return None  # reasoning efforts and service tiers are provider words
-
-
-def _override_value(name: str, current: Any, value: Any, where: str) -> Any:
-    if isinstance(current, bool):
-        if not isinstance(value, bool):
-            raise InvalidProfileOverride(f"{where} takes true or false")
-        return value
-    if name == "idempotency_header":
-        if value is not None and (not isinstance(value, str) or not value):
-            raise InvalidProfileOverride(f"{where} takes a header name or null")
-        return value
-    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise InvalidProfileOverride(f"{where} takes a list of strings")
-    allowed = _allowed_values(name)
-    unknown = sorted(set(value) - allowed) if allowed is not None else []
-    if unknown:
-        raise InvalidProfileOverride(f"{where}: unknown values {unknown} (known: {sorted(allowed or ())})")
-    return frozenset(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,27 +60,6 @@ class ModelProfile:
 
     def with_changes(self, **changes: object) -> ModelProfile:
         return replace(self, **changes)  # type: ignore[arg-type]
-
-    def with_overrides(self, overrides: Mapping[str, Any], where: str = "profile") -> ModelProfile:
-        """This profile with the fields a user-written mapping names replaced.
-
-        The mapping comes from a CLI ``--profile`` or a spec file's ``model.profile``: keys are
-        field names, booleans for the ``supports_*``/``json_*`` flags, lists of strings for the
-        set fields (``content_kinds`` and ``provider_managed_tools`` only their known values,
-        ``settings`` only :class:`~zigai.settings.ModelSettings` field names), a string or null
-        for ``idempotency_header``.  Anything else raises :class:`InvalidProfileOverride`
-        naming ``where`` and the field.
-        """
-        if not isinstance(overrides, Mapping):
-            raise InvalidProfileOverride(f"{where} must be a mapping of ModelProfile fields")
-        kinds = {f.name: f for f in fields(ModelProfile)}
-        changes: dict[str, Any] = {}
-        for name, value in overrides.items():
-            if name not in kinds:
-                raise InvalidProfileOverride(
-                    f"{where}.{name}: not a ModelProfile field (known: {', '.join(kinds)})")
-            changes[name] = _override_value(name, getattr(self, name), value, f"{where}.{name}")
-        return replace(self, **changes)
 
     def intersection(self, other: ModelProfile) -> ModelProfile:
         """The profile both models satisfy (booleans AND-ed, sets intersected)."""

@@ -379,7 +379,7 @@ def infer_model(
     ``env`` defaults to ``os.environ``.  ``api_key_env`` replaces the conventional credential
     variable names with one application-chosen name.  ``transport`` replaces the provider's
     default HTTP transport (tests pass a mock).  ``profile`` overrides fields of the profile the
-    client resolved (:meth:`zigai.model.ModelProfile.with_overrides`: the CLI's ``--profile``,
+    client resolved (:func:`zigai.model.apply_profile_overrides`: the CLI's ``--profile``,
     a spec file's ``model.profile``), e.g. ``{"supports_tools": True}`` for a model name the
     provider's table does not know; without it the fail-closed default stays.  Raises
     :class:`InvalidModelString`, :class:`UnknownModelProvider`, :class:`MissingCredentials` or
@@ -388,7 +388,9 @@ def infer_model(
     built = _infer(model, env, api_key_env, transport)
     if profile is None:
         return built
-    changed = built.profile.with_overrides(profile)
+    from zigai.model import apply_profile_overrides
+
+    changed = apply_profile_overrides(built.profile, profile)
     if hasattr(built, "with_profile"):
         return built.with_profile(changed)
     testing = importlib.import_module("zigai.testing")
