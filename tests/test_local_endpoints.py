@@ -89,3 +89,7 @@ def test_google_uploads_to_the_host_of_a_local_base_url() -> None:
         "POST /upload/v1beta/files", "POST /upload/v1beta/files?upload_id=s1&upload_protocol=resumable"]
     assert google.upload_root_for(google.API_BASE) == "https://generativelanguage.googleapis.com/upload/v1beta"
     assert google.upload_root_for("http://127.0.0.1:9/v1beta/") == "http://127.0.0.1:9/upload/v1beta"
+
+
+def test_a_base_url_that_is_not_a_string_keeps_the_default_upload_root() -> None:
+    assert google.upload_root_for(None) == google.upload_root_for(google.API_BASE)  # type: ignore[arg-type]

@@ -39,3 +39,28 @@ def test_the_history_fast_paths_restate_no_message_rule() -> None:
     source = inspect.getsource(decode._fast_record)
     assert "post_init(made)" in source and "exec" not in source
     assert "exec" not in inspect.getsource(encode._dataclass_emitter)
+
+
+def test_the_closure_emitters_match_the_json_encoder_for_any_field_count() -> None:
+    import json
+    from dataclasses import dataclass
+
+    @dataclass
+    class Empty:
+        pass
+
+    @dataclass
+    class One:
+        text: str | None
+
+    @dataclass
+    class Three:
+        z: int
+        a: str
+        m: tuple[int, ...]
+
+    for value in (Empty(), One("é\n"), One(None), Three(1, "x", (1, 2))):
+        plain = {name: getattr(value, name) for name in value.__dataclass_fields__}
+        expected = json.dumps(plain, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        assert encode._dataclass_emitter(type(value))(value) == expected
+        assert encode._fields_getter(tuple(plain))(value) == plain

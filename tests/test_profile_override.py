@@ -157,3 +157,27 @@ def test_a_spec_file_gives_an_unknown_model_its_profile(workdir: Path) -> None:
         bad = _zigai(server, workdir, "check", str(spec))
         assert bad.returncode == 2 and "$.model.profile.supports_tools takes true or false" in bad.stderr
     assert len(server.requests) == 2
+
+
+def test_with_profile_copies_the_client_and_takes_only_a_profile() -> None:
+    client = openai.Client("gpt-5-nano", openai.Provider("k"))
+    other = client.with_profile(ModelProfile(supports_tools=False))
+    assert other is not client and not other.profile.supports_tools and client.profile.supports_tools
+    with pytest.raises(TypeError, match="needs a ModelProfile"):
+        client.with_profile({"supports_tools": False})  # type: ignore[arg-type]
+
+
+def test_a_spec_or_config_profile_is_checked_when_read() -> None:
+    from zigai import json as zjson
+    from zigai.agent_spec import InvalidAgentSpec, parse
+    from zigai.cli.config import settings_from_json
+    from zigai.cli.errors import InvalidCliConfig
+
+    with pytest.raises(InvalidAgentSpec, match=r"\$\.model\.profile: expected an object of ModelProfile fields"):
+        parse("version: 1\nmodel: {provider: test, name: m, profile: [supports_tools]}\n")
+    with parse("version: 1\nmodel: {provider: test, name: m, profile: {json_schema_output: true}}\n") as owned:
+        assert owned.spec.model.profile == {"json_schema_output": True}
+    with pytest.raises(InvalidCliConfig, match="'profile'.settings: unknown values"):
+        settings_from_json({"profile": {"settings": ["warp"]}}, "config")
+    assert settings_from_json({"profile": {"supports_tools": True}}, "config").profile == {"supports_tools": True}
+    assert zjson.expected_kinds((list, tuple)) == "array"

@@ -133,14 +133,16 @@ def _plain_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()}
 
 
+def _attributes(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """``value -> (value.name, ...)`` for ``names`` in order (one C getter from two names on)."""
+    if len(names) >= 2:
+        return operator.attrgetter(*names)
+    return lambda value: tuple([getattr(value, name) for name in names])
+
+
 def _fields_getter(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
-    """``value -> {name: value.name, ...}`` in field order (one C attribute getter)."""
-    if not names:
-        return lambda value: {}
-    get = operator.attrgetter(*names)
-    if len(names) == 1:
-        (only,) = names
-        return lambda value: {only: get(value)}
+    """``value -> {name: value.name, ...}`` in field order."""
+    get = _attributes(names)
     return lambda value: dict(zip(names, get(value), strict=True))
 
 
@@ -270,19 +272,9 @@ def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
     one attribute getter; strings and nulls are written inline, anything else by ``_emit``.
     Field names are identifiers, so a key needs no JSON escape."""
     names = tuple(sorted(field.name for field in dataclasses.fields(cls)))
-    if not names:
-        return lambda value: "{}"
     keys = tuple(f'"{name}":' for name in names)
-    get = operator.attrgetter(*names)
+    get = _attributes(names)
     encode_str, emit_any = _encode_str, _emit
-    if len(names) == 1:
-        (key,) = keys
-
-        def emit_one(value: Any) -> str:
-            item = get(value)
-            text = encode_str(item) if type(item) is str else "null" if item is None else emit_any(item)
-            return "{" + key + text + "}"
-        return emit_one
 
     def emit(value: Any) -> str:
         return "{" + ",".join([
