@@ -269,18 +269,23 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
 
 def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
     """``value -> JSON text`` for one dataclass: its fields in sorted key order, read through
-    one attribute getter; strings and nulls are written inline, anything else by ``_emit``.
-    Field names are identifiers, so a key needs no JSON escape."""
+    one attribute getter and written into one ``%`` template of the keys (field names are
+    identifiers: no JSON escape, no ``%``); strings, nulls, integers and timestamps inline,
+    anything else by ``_emit``."""
     names = tuple(sorted(field.name for field in dataclasses.fields(cls)))
-    keys = tuple(f'"{name}":' for name in names)
+    template = "{" + ",".join(f'"{name}":%s' for name in names) + "}"
     get = _attributes(names)
-    encode_str, emit_any = _encode_str, _emit
+    encode_str, emit_any, int_text, emit_timestamp = _encode_str, _emit, int.__repr__, _emit_timestamp
 
     def emit(value: Any) -> str:
-        return "{" + ",".join([
-            key + (encode_str(item) if type(item) is str else "null" if item is None else emit_any(item))
-            for key, item in zip(keys, get(value), strict=True)
-        ]) + "}"
+        return template % tuple([
+            encode_str(item) if (kind := type(item)) is str
+            else "null" if item is None
+            else int_text(item) if kind is int
+            else emit_timestamp(item) if kind is datetime
+            else emit_any(item)
+            for item in get(value)
+        ])
     return emit
 
 
