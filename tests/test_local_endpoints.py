@@ -17,6 +17,7 @@ from test_provider_files import TEXT, google_server
 from zigai.agent import Agent
 from zigai.models import infer_model
 from zigai.providers import google, openai_compatible
+from zigai.providers.http import InvalidProviderConfiguration
 from zigai.security import UrlPolicy, UrlPolicyViolation, UrlRejection, local_policy_for
 
 
@@ -93,3 +94,13 @@ def test_google_uploads_to_the_host_of_a_local_base_url() -> None:
 
 def test_a_base_url_that_is_not_a_string_keeps_the_default_upload_root() -> None:
     assert google.upload_root_for(None) == google.upload_root_for(google.API_BASE)  # type: ignore[arg-type]
+
+
+def test_a_loopback_compatible_server_needs_no_key_from_the_constructor_either() -> None:
+    with LoopbackServer(lambda request: Reply.of_json(CHAT_REPLY)) as server:
+        provider = openai_compatible.Provider(base_url=f"{server.url}/v1")
+        with Agent(openai_compatible.Client("local-model", provider)).run("ping") as result:
+            assert result.output == "pong"
+    assert "authorization" not in server.requests[0].headers
+    with pytest.raises(InvalidProviderConfiguration, match="credential"):  # a remote root needs its key
+        openai_compatible.Provider(base_url="https://gateway.example.com/v1")

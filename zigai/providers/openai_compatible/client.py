@@ -105,6 +105,8 @@ class Provider(ProviderOperations):
         policy = url_policy if url_policy is not None else defaults.url_policy
         if policy is None:
             policy = local_policy_for(root)  # a loopback root: that host only (zigai.security)
+            if policy is not None and api_key is None and auth is None:
+                auth = AuthStyle.none()  # a local server needs no key, as through the variable
         auth = auth if auth is not None else defaults.auth
         self.profile_lookup = profile_lookup
         self.profile_override = profile_override
