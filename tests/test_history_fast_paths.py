@@ -260,3 +260,17 @@ def test_adopt_parsed_json_keeps_the_depth_limit_and_a_half_adopted_tree_still_f
         freeze_json(half, ValueError)
     del half["bad"]
     assert freeze_json(half, ValueError) == freeze_json({"done": [1, {"x": [2]}]}, ValueError)
+
+
+def test_only_a_frozen_dict_this_module_built_is_kept_as_it_is() -> None:
+    from zigai.messages.json_value import FrozenDict, adopt_parsed_json, freeze_json
+
+    adopted = adopt_parsed_json({"a": [1, {"b": 2}]})
+    assert freeze_json(adopted, ValueError) is adopted  # already the frozen copy
+    handmade = FrozenDict({"a": [1, 2]})  # a caller's values: not known to be frozen
+    frozen = freeze_json(handmade, ValueError)
+    assert frozen is not handmade and frozen["a"] == (1, 2)
+    with pytest.raises(ValueError, match="finite"):
+        freeze_json(FrozenDict({"x": float("nan")}), ValueError)
+    part = m.ToolReturnPart("f", "c", adopted)
+    assert part.content is adopted

@@ -36,7 +36,7 @@ from zigai import messages as m
 from zigai.errors import MessageError
 from zigai.history.errors import InvalidHistory
 from zigai.json import type_name
-from zigai.messages.json_value import NotAdoptable
+from zigai.messages.json_value import NotAdoptable, adopt_parsed_json
 from zigai.usage import RequestUsage
 
 __all__ = ["decode_message"]
@@ -133,7 +133,15 @@ def integer(value: Any, path: str) -> int:
     return value
 
 
-@_fast_twin(_fast_identity)
+def _fast_json_value(value: Any) -> Any:
+    """Freeze the handed-over tree in place (no copy); the part then keeps it as it is."""
+    try:
+        return adopt_parsed_json(value)
+    except NotAdoptable:
+        return value  # the part's own freeze accepts a half-adopted tree or names the problem
+
+
+@_fast_twin(_fast_json_value)
 def json_value(value: Any, path: str) -> Any:
     return value  # already JSON; the part freezes it
 
