@@ -20,6 +20,7 @@ Benchmarks are scripts, never timed assertions in the test suite.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import sys
@@ -112,34 +113,13 @@ def _optional_workloads() -> list[Workload]:
                 lambda reps: sse_workloads.sse_decode_vs_split_floor(reps)["decode_mb_s"],
             )
         )
-    try:
-        from bench_workloads import agent_workloads
-    except ImportError:
-        agent_workloads = None
-    if agent_workloads is not None:
-        for spec in agent_workloads.WORKLOADS:
-            found.append(Workload(**spec))
-    try:
-        from bench_workloads import evals_workloads
-    except ImportError:
-        evals_workloads = None
-    if evals_workloads is not None:
-        for spec in evals_workloads.WORKLOADS:
-            found.append(Workload(**spec))
-    try:
-        from bench_workloads import stream_workloads
-    except ImportError:
-        stream_workloads = None
-    if stream_workloads is not None:
-        for spec in stream_workloads.WORKLOADS:
-            found.append(Workload(**spec))
-    try:
-        from bench_workloads import mcp_workloads
-    except ImportError:
-        mcp_workloads = None
-    if mcp_workloads is not None:
-        for spec in mcp_workloads.WORKLOADS:
-            found.append(Workload(**spec))
+    # each module of bench_workloads/ with a WORKLOADS table (a peer it needs may be missing)
+    for name in ("agent_workloads", "evals_workloads", "stream_workloads", "mcp_workloads", "memory_workloads"):
+        try:
+            module = importlib.import_module(f"bench_workloads.{name}")
+        except ImportError:
+            continue
+        found.extend(Workload(**spec) for spec in module.WORKLOADS)
     return found
 
 

@@ -52,7 +52,7 @@ EXPECT_KEYS = frozenset(
      "thinking", "error", "status", "file", "download_json"}
 )
 SCENARIO_KEYS = frozenset(
-    {"match", "family", "system", "prompt", "history", "tool", "tool_until_returned", "settings",
+    {"match", "family", "system", "prompt", "prompt_parts", "history", "tool", "tool_until_returned", "settings",
      "output_schema", "output_name", "output_mode", "profile", "chat_options", "responses_options",
      "follow_up", "retry",
      "runs", "expect", "file", "operations", "builtin_tools"}
@@ -114,6 +114,7 @@ class Scenario:
     chat_options: dict[str, Any] | None = None
     responses_options: dict[str, Any] | None = None
     follow_up: str | None = None
+    prompt_parts: tuple[Any, ...] = ()
 
 
 def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
@@ -122,6 +123,19 @@ def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
         return value
     if not isinstance(value, list) or not value:
         raise ScenarioError(f"{where}: 'prompt' is required (a string or a non-empty list)")
+    return _check_items(value, "prompt", where)
+
+
+def _check_prompt_parts(value: Any, where: str) -> tuple[Any, ...]:
+    """``prompt_parts``: a list in the ``prompt`` list syntax, sent before the prompt."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(f"{where}: 'prompt_parts' must be a non-empty list of parts")
+    return _check_items(value, "prompt_parts", where)
+
+
+def _check_items(value: list[Any], key: str, where: str) -> tuple[Any, ...]:
     for index, item in enumerate(value):
         if isinstance(item, str):
             continue
@@ -129,7 +143,7 @@ def _check_prompt(value: Any, where: str) -> str | tuple[Any, ...]:
         if not (isinstance(image, dict) and set(image) == {"media_type", "base64"}
                 and all(isinstance(image[k], str) and image[k] for k in image)):
             raise ScenarioError(
-                f"{where}: prompt[{index}] must be a string or "
+                f"{where}: {key}[{index}] must be a string or "
                 "{image: {media_type: STR, base64: STR}}"
             )
     return tuple(value)
@@ -237,6 +251,7 @@ def load_scenarios(path: Path) -> list[Scenario]:
                 output_mode=raw.get("output_mode", "native"), profile=profile,
                 chat_options=chat_options, responses_options=responses_options,
                 follow_up=follow_up,
+                prompt_parts=_check_prompt_parts(raw.get("prompt_parts"), where),
             )
         )
     return found
@@ -553,12 +568,17 @@ def _prompt(scenario: Scenario) -> Any:
     """The run's user prompt: the string itself, or one content part per list item."""
     if isinstance(scenario.prompt, str):
         return scenario.prompt
+    return _content(scenario.prompt)
+
+
+def _content(items: Iterable[Any]) -> tuple[Any, ...]:
+    """UserContent for checked list items: a string is text, ``{image: ...}`` an image."""
     import base64
 
     from zigai.messages import BytesSource, ImageContent, TextContent
 
     parts: list[Any] = []
-    for item in scenario.prompt:
+    for item in items:
         if isinstance(item, str):
             parts.append(TextContent(item))
         else:
@@ -581,7 +601,7 @@ def _history(scenario: Scenario) -> tuple[Any, ...]:
 def _run_once(agent: Any, scenario: Scenario) -> Any:
     from zigai.agent import RunOptions
 
-    options = RunOptions(message_history=_history(scenario))
+    options = RunOptions(message_history=_history(scenario), prompt_parts=_content(scenario.prompt_parts))
     if scenario.family in STREAMED_FAMILIES:
         run_stream = getattr(agent, "run_stream", None)
         if run_stream is None:

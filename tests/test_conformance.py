@@ -101,6 +101,10 @@ def _write(tmp_path: Path, text: str) -> Path:
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [hi, 3]\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [{image: {media_type: image/png}}]\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: [{audio: {}}]\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    prompt_parts: []\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    prompt_parts: look\n",
+        "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
+        "    prompt_parts: [{image: {media_type: image/png}}]\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    builtin_tools: web_search\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n    builtin_tools: [telepathy]\n",
         "scenarios:\n  - match: '*.yaml'\n    family: buffered\n    prompt: hi\n"
@@ -222,6 +226,27 @@ def test_a_prompt_list_sends_text_and_image_parts_of_one_prompt(tmp_path: Path) 
     )))
     out = io.StringIO()
     assert conformance.run([cassette], scenarios, out) == (1, 0, 0), out.getvalue()
+
+
+def test_prompt_parts_are_sent_before_the_prompt_as_their_own_user_parts(tmp_path: Path) -> None:
+    items = ("{type: message, role: user, content: [{type: input_image,"
+             f" image_url: 'data:image/png;base64,{PNG}'}}]}},"
+             " {type: message, role: user, content: [{type: input_text, text: Caption.}]},"
+             " {type: message, role: user, content: What is this?}")
+    cassette = _responses_cassette(tmp_path, items)
+    scenario = (
+        "scenarios:\n  - match: 'case.yaml'\n    family: buffered\n    prompt: What is this?\n"
+        f"    prompt_parts: [{{image: {{media_type: image/png, base64: '{PNG}'}}}}, %s]\n"
+        "    expect: {output: pong, requests: 1}\n"
+    )
+    (loaded,) = conformance.load_scenarios(_write(tmp_path, scenario % "Caption."))
+    assert loaded.prompt == "What is this?" and len(loaded.prompt_parts) == 2
+    out = io.StringIO()
+    assert conformance.run([cassette], [loaded], out) == (1, 0, 0), out.getvalue()
+    swapped = conformance.load_scenarios(_write(tmp_path, scenario.replace(
+        "prompt: What is this?", "prompt: Caption.") % "'What is this?'"))
+    out = io.StringIO()
+    assert conformance.run([cassette], swapped, out) == (0, 1, 0), out.getvalue()
 
 
 def test_builtin_tools_reach_the_request_and_provider_run_calls_are_expected(tmp_path: Path) -> None:

@@ -151,9 +151,6 @@ _CANDIDATES: tuple[Any, ...] = (
 
 def _variants() -> list[tuple[str, dict[str, Any]]]:
     """One-field mutations of every message and part of the every-kind history."""
-    from zigai.history.decode import _EXACT_SHAPES
-
-    names = {cls.__name__ for cls in _EXACT_SHAPES}
     stamp = datetime(2025, 1, 1, tzinfo=UTC)
     exact_shapes = (  # what agents mostly write: every exact-shape condition holds here
         m.RequestMessage([m.SystemPromptPart("s", timestamp=stamp), m.UserPromptPart("u"),
@@ -183,14 +180,13 @@ def _variants() -> list[tuple[str, dict[str, Any]]]:
                     target[field] = candidate
                     found.append((f"{field}={candidate!r}", json.loads(json.dumps(message))))
                     target[field] = saved
-    assert {"RequestMessage", "ResponseMessage", "RequestUsage"} <= names
     return found
 
 
 def test_fast_records_build_what_the_constructors_build_or_fail_the_same_way() -> None:
-    # Every exact-shape condition is checked against the constructor it stands in for:
-    # each field of each kind, set to valid and invalid values, decodes to an identical
-    # value (repr compares timezones and enum members too) or fails with the same error.
+    # The fast records against the checked decoder and the constructors: each field of each
+    # kind, set to valid and invalid values, decodes to an identical value (repr compares
+    # timezones and enum members too) or fails with the same error.
     from zigai.history import decode
 
     variants = _variants()
@@ -264,3 +260,17 @@ def test_adopt_parsed_json_keeps_the_depth_limit_and_a_half_adopted_tree_still_f
         freeze_json(half, ValueError)
     del half["bad"]
     assert freeze_json(half, ValueError) == freeze_json({"done": [1, {"x": [2]}]}, ValueError)
+
+
+def test_only_a_frozen_dict_this_module_built_is_kept_as_it_is() -> None:
+    from zigai.messages.json_value import FrozenDict, adopt_parsed_json, freeze_json
+
+    adopted = adopt_parsed_json({"a": [1, {"b": 2}]})
+    assert freeze_json(adopted, ValueError) is adopted  # already the frozen copy
+    handmade = FrozenDict({"a": [1, 2]})  # a caller's values: not known to be frozen
+    frozen = freeze_json(handmade, ValueError)
+    assert frozen is not handmade and frozen["a"] == (1, 2)
+    with pytest.raises(ValueError, match="finite"):
+        freeze_json(FrozenDict({"x": float("nan")}), ValueError)
+    part = m.ToolReturnPart("f", "c", adopted)
+    assert part.content is adopted

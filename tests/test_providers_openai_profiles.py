@@ -14,7 +14,7 @@ from zigai.providers.openai.profiles import (
 
 @pytest.mark.parametrize(("model", "thinking", "efforts", "web_search", "flex"), [
     ("gpt-5", True, {"minimal", "low", "medium", "high"}, True, True),
-    ("gpt-5-nano", True, {"minimal", "low", "medium", "high"}, False, True),
+    ("gpt-5-nano", True, {"minimal", "low", "medium", "high"}, True, True),  # issue 31 #9
     ("GPT-5.1-codex", True, {"off", "low", "medium", "high"}, True, True),
     ("gpt-5.2", True, {"off", "low", "medium", "high", "xhigh"}, True, True),
     ("gpt-5-chat-latest", False, set(), True, False),

@@ -301,7 +301,7 @@ def test_result_size_limit_is_exact(scheduler_factory: Any, parallel: bool) -> N
     at_limit, over = (scheduler_factory(limits).run_batch([call(n)], control)[0] for n in (8, 9))
     assert (at_limit.status, at_limit.content) == ("success", "x" * 8)  # '"xxxxxxxx"' is 10 bytes
     assert over.status == "retry" and over.content is None
-    assert "ToolResultTooLarge" in (over.retry_message or "") and "11 bytes" in (over.retry_message or "")
+    assert "ToolResultTooLarge" in (over.retry_message or "") and "more than 10 bytes" in (over.retry_message or "")
 
 
 def test_follow_up_count_and_bytes_are_exact(scheduler_factory: Any) -> None:

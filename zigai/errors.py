@@ -96,7 +96,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ExtraBodyRejected, ExtraBodyTooLarge,
     │                                                 ForbiddenRequestHeader
     ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
-    │                                                 InvalidStreamEvent
+    │                                                 InvalidStreamEvent, InvalidProfileOverride
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
     │                                                 InvalidFunctionResponse, InvalidTestModelConfig
     │                             zigai.models        InvalidModelString (UnknownModelProvider),

@@ -36,6 +36,7 @@ import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from zigai.errors import SecurityError
 
@@ -47,6 +48,8 @@ __all__ = [
     "UrlPolicyViolation",
     "UrlRejection",
     "is_sensitive_header_name",
+    "local_policy_for",
+    "loopback_host",
     "redact_bytes",
     "redact_headers",
     "redact_text",
@@ -227,8 +230,7 @@ class UrlPolicy:
         elif scheme == "http":
             if not self.allow_http:
                 raise UrlPolicyViolation(
-                    "plain http is not allowed by this policy (set allow_http for local "
-                    "development)",
+                    "plain http is not allowed by this policy; " + _local_fix(_host_or_none(authority)),
                     reason=UrlRejection.scheme_not_allowed,
                 )
             default_port = 80
@@ -290,7 +292,7 @@ class UrlPolicy:
                 label = _blocked_v6(address)
                 if label is not None:
                     raise UrlPolicyViolation(
-                        f"address {host} is not public ({label})",
+                        f"address {host} is not public ({label}); {_local_fix(host)}",
                         reason=UrlRejection.non_public_address,
                         host=host,
                     )
@@ -312,7 +314,7 @@ class UrlPolicy:
                 label = _blocked_v4(ipaddress.IPv4Address(host))
                 if label is not None:
                     raise UrlPolicyViolation(
-                        f"address {host} is not public ({label})",
+                        f"address {host} is not public ({label}); {_local_fix(host)}",
                         reason=UrlRejection.non_public_address,
                         host=host,
                     )
@@ -321,17 +323,63 @@ class UrlPolicy:
             for index in range(len(labels)):
                 if ".".join(labels[index:]) in _LOCAL_SUFFIXES:
                     raise UrlPolicyViolation(
-                        f"host {host!r} is a local or reserved name",
+                        f"host {host!r} is a local or reserved name; {_local_fix(host)}",
                         reason=UrlRejection.local_name,
                         host=host,
                     )
             if len(labels) == 1:
                 raise UrlPolicyViolation(
-                    f"single-label host {host!r} is resolved by local search domains",
+                    f"single-label host {host!r} is resolved by local search domains; "
+                    f"{_local_fix(host)}",
                     reason=UrlRejection.single_label_host,
                     host=host,
                 )
         return CheckedUrl(scheme, host, port, False)
+
+
+def _local_fix(host: str | None) -> str:
+    """The exact policy that admits ``host`` as a development server, for refusal messages."""
+    hosts = "" if host is None else f"allowed_hosts=[{host!r}]"
+    return (f"for a server on this machine or your network pass "
+            f"url_policy=UrlPolicy.local_development({hosts})")
+
+
+def _host_or_none(authority: str) -> str | None:
+    if "@" in authority:
+        return None  # never echo userinfo
+    try:
+        host = _split_host_port(authority, 80)[0]
+    except UrlPolicyViolation:
+        return None
+    return host.strip("[]").lower() or None
+
+
+def local_policy_for(url: str) -> UrlPolicy | None:
+    """The loopback-only policy for a ``url`` on this machine, else ``None``.
+
+    The one rule for local endpoints: a base URL whose host is ``localhost`` or a loopback
+    address (``127.0.0.0/8``, ``::1``) gets ``UrlPolicy.local_development(allowed_hosts=[host])``
+    (plain HTTP and local addresses, to exactly that host) when the caller named no policy;
+    every other URL keeps the caller's policy or the public-HTTPS default.
+    """
+    host = loopback_host(url)
+    return None if host is None else UrlPolicy.local_development(allowed_hosts=(host,))
+
+
+def loopback_host(url: str) -> str | None:
+    """The host of ``url`` when it is ``localhost`` or a loopback address, else ``None``."""
+    try:
+        host = urlsplit(url).hostname
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if not host:
+        return None
+    if host == "localhost":
+        return host
+    try:
+        return host if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:
+        return None
 
 
 def _normalize_host(host: str) -> str:

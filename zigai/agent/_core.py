@@ -131,11 +131,11 @@ class RunCore:
         for message in history:
             if not isinstance(message, (RequestMessage, ResponseMessage)):
                 raise InvalidAgentConfiguration("message_history must contain Message values")
-        if not resume and options.prompt is None and (
+        if not resume and options.prompt is None and not options.prompt_parts and (
             not history or not isinstance(history[-1], RequestMessage)
         ):
             raise InvalidAgentConfiguration(
-                "a run needs a prompt, or a message history that ends with a request"
+                "a run needs a prompt, prompt parts, or a message history that ends with a request"
             )
         self.messages: list[Message] = list(history)
         self.new_start = len(history)

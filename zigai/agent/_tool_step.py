@@ -422,20 +422,16 @@ def _settle(
 
 def _content_verdict(run: RunCore, tool: Any, content: Any) -> tuple[str, Any]:
     """A policy-supplied result: plain JSON within the tool's result limit, else a retry."""
-    from zigai import json as zjson
-    from zigai.tool.scheduler import encoded_size
+    from zigai.json import encoded_size
+    from zigai.tool.scheduler import too_large_message
 
-    try:
-        zjson.dumps(content)
-    except JsonError as exc:
-        raise InvalidAgentConfiguration(f"a tool policy produced a result that is not JSON: {exc}") from None
     limit = run.agent.tool_limits.tightened_by(tool.limits).max_result_bytes
-    size = encoded_size(content)
+    try:
+        size = encoded_size(content, limit)
+    except (JsonError, UnicodeEncodeError) as exc:
+        raise InvalidAgentConfiguration(f"a tool policy produced a result that is not JSON: {exc}") from None
     if size > limit:
-        return ("retry", (
-            f"ToolResultTooLarge: the result of tool {tool.name!r} encodes to {size} bytes; "
-            f"at most {limit} are allowed. Ask for less data."
-        ))
+        return ("retry", too_large_message(tool.name, limit))
     return ("return", content)
 
 

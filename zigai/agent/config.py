@@ -29,7 +29,7 @@ from zigai.capability import Capability, CapabilityLayer
 from zigai.context_budget import ContextBudget
 from zigai.control import CancellationToken, RunControl
 from zigai.hooks import Correlation, Hook, check_hooks
-from zigai.messages import Message, UserContent
+from zigai.messages import USER_CONTENT_TYPES, Message, UserContent
 from zigai.model import ManagedTool, Model, UnsupportedModelFeature
 from zigai.output import (
     EndStrategy,
@@ -197,6 +197,21 @@ class ProviderErrorPolicy:
             raise InvalidAgentConfiguration("ProviderErrorPolicy.max_body_bytes must be an int >= 0")
 
 
+def _prompt_parts(value: object) -> tuple[UserContent, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidAgentConfiguration(
+            "RunOptions.prompt_parts must be a sequence of UserContent items; put plain text in "
+            "prompt, or wrap it as TextContent(...)"
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, USER_CONTENT_TYPES):
+            raise InvalidAgentConfiguration(
+                f"RunOptions.prompt_parts[{index}] is {type(item).__name__}, not UserContent "
+                "(TextContent, ImageContent, DocumentContent, AudioContent, ...)"
+            )
+    return tuple(value)
+
+
 def _timeout(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
@@ -204,7 +219,12 @@ def _timeout(name: str, value: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``."""
+    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``.
+
+    ``prompt_parts`` holds rich :data:`~zigai.messages.PromptPart` items (images, documents,
+    audio, text ...) sent before ``prompt`` in the run's first request, each as its own
+    ``UserPromptPart``; a run needs a prompt, prompt parts or a history ending in a request.
+    """
 
     prompt: str | Sequence[UserContent] | None = None
     message_history: Sequence[Message] = ()
@@ -222,9 +242,12 @@ class RunOptions:
     request_id: str | None = None
     capabilities: Sequence[Capability] = ()
     capability_layers: Sequence[CapabilityLayer] = ()
+    prompt_parts: Sequence[UserContent] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "message_history", tuple(self.message_history or ()))
+        if self.prompt_parts or not isinstance(self.prompt_parts, tuple):
+            object.__setattr__(self, "prompt_parts", _prompt_parts(self.prompt_parts))
         if self.capabilities or self.capability_layers:
             object.__setattr__(self, "capabilities", _typed_tuple(
                 self.capabilities, Capability, "RunOptions.capabilities"))

@@ -132,9 +132,11 @@ class AgentRun(RunCore):
         Which calls wait for a decision is derived from the current tools
         (:func:`~zigai.agent._tool_step.resume_calls`), never taken from the document.
         """
-        if self.options.message_history or self.options.prompt is not None:
+        options = self.options
+        if options.message_history or options.prompt is not None or options.prompt_parts:
             raise InvalidAgentConfiguration(
-                "a resumed run takes its history from the paused state; pass no prompt or history"
+                "a resumed run takes its history from the paused state; pass no prompt, prompt "
+                "parts or history"
             )
         self.messages = list(state.messages)
         self.new_start = state.new_start
@@ -268,8 +270,10 @@ class AgentRun(RunCore):
         system_parts: tuple[SystemPromptPart, ...] = ()
         if not self.messages and agent.system_prompt:
             system_parts = tuple(SystemPromptPart(text) for text in agent.system_prompt if text)
-        if prompt is not None or system_parts:
+        rich = self.options.prompt_parts
+        if prompt is not None or rich or system_parts:
             parts: tuple[Any, ...] = system_parts
+            parts += tuple(UserPromptPart((item,)) for item in rich)  # each its own part, first
             if prompt is not None:
                 parts += (UserPromptPart(prompt if isinstance(prompt, str) else tuple(prompt)),)
             rendered = "\n\n".join(self.instructions) if self.instructions else None

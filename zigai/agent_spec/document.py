@@ -46,11 +46,15 @@ class EnvReference:
 @dataclass(frozen=True, slots=True)
 class ModelRef:
     """``model``: a provider-catalog name, the provider's model name, and optionally the NAME
-    of the environment variable holding the credential (replacing the provider's own names)."""
+    of the environment variable holding the credential (replacing the provider's own names)
+    and ``profile``, overrides of the model's capability profile
+    (:func:`zigai.model.apply_profile_overrides`, e.g. ``{supports_tools: true}`` for a
+    model name the provider's table does not know)."""
 
     provider: str
     name: str
     api_key_env: str | None = None
+    profile: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

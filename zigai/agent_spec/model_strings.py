@@ -66,4 +66,4 @@ def model_string_factory(model: ModelRef, env: Mapping[str, str]) -> Any:
     from zigai.models import infer_model
 
     text = "test" if model.provider == "test" else f"{model.provider}:{model.name}"
-    return infer_model(text, env=env, api_key_env=model.api_key_env)
+    return infer_model(text, env=env, api_key_env=model.api_key_env, profile=model.profile)

@@ -325,8 +325,21 @@ def _instructions(context: _Context) -> Reader:
     return read
 
 
+def _profile_overrides(value: Any, path: str) -> dict[str, Any]:
+    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
+
+    if not isinstance(value, dict):
+        raise _fail(path, f"expected an object of ModelProfile fields, got {_type_name(value)}")
+    try:
+        apply_profile_overrides(ModelProfile(), value, path)  # every field and value checked once, here
+    except InvalidProfileOverride as exc:
+        raise InvalidAgentSpec(str(exc), path=path) from None  # the message names the field
+    return dict(value)
+
+
 def _model(context: _Context) -> Reader:
-    readers = {"provider": _name, "name": _substituted(context, 256), "api_key_env": _env_name}
+    readers = {"provider": _name, "name": _substituted(context, 256), "api_key_env": _env_name,
+               "profile": _profile_overrides}
 
     def read(value: Any, path: str) -> ModelRef:
         return ModelRef(**_object(value, path, readers, ("provider", "name")))

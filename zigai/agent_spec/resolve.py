@@ -296,7 +296,7 @@ def validate_resolution(spec: Owned | AgentSpec, catalogs: Catalogs,
     allowed = entry.readable(document.model) | set(document.env)
     view = {name: environment[name] for name in document.env}
     model = ModelRef(document.model.provider, _substitute(document.model.name, view),
-                     document.model.api_key_env)
+                     document.model.api_key_env, document.model.profile)
     if entry.validate is not None:
         try:
             entry.validate(model)

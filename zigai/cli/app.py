@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES, RunSettings, load_config
-from zigai.cli.errors import CliUsageError, ExitCode, exit_code_for
+from zigai.cli.errors import CliUsageError, ExitCode, error_line, exit_code_for
 
 __all__ = ["build_parser", "main"]
 
@@ -47,12 +47,33 @@ class _Parser(argparse.ArgumentParser):
         self.out = out
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise CliUsageError(f"{self.prog}: {message}")
+        # main() adds the one "zigai: error:" prefix; the subcommand goes in the help pointer
+        raise CliUsageError(f"{message} (see '{self.prog} --help')")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if self.out is not None and (file is None or file is sys.stdout):
             file = self.out
         super()._print_message(message, file)
+
+
+def _profile_json(text: str) -> dict[str, Any]:
+    from zigai import json as zjson
+    from zigai.json import defaults
+
+    try:
+        value = zjson.parse(text, defaults.cli_manifest)
+    except zjson.ValidationError as exc:
+        raise argparse.ArgumentTypeError(f"expected a JSON object of profile fields: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object of profile fields, got {zjson.type_name(value)}")
+    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
+
+    try:
+        apply_profile_overrides(ModelProfile(), value, "--profile")
+    except InvalidProfileOverride as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -117,6 +138,9 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print output, usage and cost as JSON")
     run.add_argument("--events", choices=["agui"],
                      help="print the run's events as JSON lines (agui: AG-UI events)")
+    run.add_argument("--profile", type=_profile_json, metavar="JSON",
+                     help="override the model's capability profile, e.g. "
+                          "'{\"supports_tools\": true}' for a model name zigai does not know")
     run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
     retries = run.add_mutually_exclusive_group()
@@ -180,6 +204,7 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
         "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None,
         "mcp_env": tuple(args.mcp_env) if args.mcp_env else None,
         "mcp_inherit_env": args.mcp_inherit_env,
+        "profile": args.profile,
     }
     values = base.to_json()
     # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.
@@ -257,7 +282,7 @@ def main(
             return int(code)
         if not isinstance(exc, Exception):
             raise
-        stderr.write(f"zigai: error: {type(exc).__name__}: {exc}\n")
+        stderr.write(error_line(exc))
         if code == ExitCode.fault and environment.get("ZIGAI_DEBUG") == "1":
             import traceback
 

@@ -14,7 +14,9 @@ letters, digits, underscores), and any other key that looks like a secret is ref
 Relative ``tools`` / ``output_schema`` paths are resolved against the file's directory;
 ``mcp_stdio`` commands (at most 16, see :mod:`zigai.cli.mcp_stdio`) run in the working directory.
 ``retries`` is how many times a failed model request is retried (0 turns retries off; unset
-means :data:`DEFAULT_RETRIES`).
+means :data:`DEFAULT_RETRIES`).  ``profile`` (also ``--profile JSON``) overrides fields of the
+model's capability profile (:func:`zigai.model.apply_profile_overrides`), e.g.
+``{"supports_tools": true}`` to use tools with a model name zigai's tables do not know.
 
 Precedence, highest first: command-line flags, environment (``ZIGAI_MODEL``), the file.
 :class:`RunSettings` is the fully resolved, immutable result; the pause file stores it so a
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from zigai.cli.errors import InvalidCliConfig
+from zigai.json import wrong_type
 
 __all__ = ["CONFIG_VERSION", "DEFAULT_RETRIES", "MAX_RETRIES", "RunSettings", "load_config",
            "settings_from_json"]
@@ -60,6 +63,8 @@ class RunSettings:
     mcp_env: tuple[str, ...] | None = None
     #: ``--mcp-inherit-env``: MCP stdio servers inherit zigai's whole environment.
     mcp_inherit_env: bool | None = None
+    #: overrides of the model's capability profile (``--profile``; ModelProfile field names)
+    profile: dict[str, Any] | None = None
     #: ``zigai run --spec``: the agent spec file (absolute) that defines the agent instead.
     spec: str | None = None
 
@@ -75,6 +80,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "api_key_env": (str,), "system": (str,), "tools": (str,),
     "output_schema": (str,), "max_requests": (int,), "timeout": (int, float),
     "retries": (int,), "mcp_stdio": (list,), "spec": (str,), "mcp_env": (list,), "mcp_inherit_env": (bool,),
+    "profile": (dict,),
 }
 
 
@@ -95,7 +101,7 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         if item is None:
             continue
         if (isinstance(item, bool) and key != "mcp_inherit_env") or not isinstance(item, _TYPES[key]):
-            raise InvalidCliConfig(f"{where}: {key!r} has the wrong type")
+            raise InvalidCliConfig(f"{where}: {wrong_type(key, item, _TYPES[key])}")
         values[key] = item
     env_name = values.get("api_key_env")
     if env_name is not None and not _ENV_NAME.match(env_name):
@@ -108,6 +114,13 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         raise InvalidCliConfig(f"{where}: 'timeout' must be between 0 and 86400 seconds")
     if "retries" in values and not 0 <= values["retries"] <= MAX_RETRIES:
         raise InvalidCliConfig(f"{where}: 'retries' must be between 0 and {MAX_RETRIES}")
+    if "profile" in values:
+        from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
+
+        try:
+            apply_profile_overrides(ModelProfile(), values["profile"], f"{where}: 'profile'")
+        except InvalidProfileOverride as exc:
+            raise InvalidCliConfig(str(exc)) from None
     if "mcp_stdio" in values:
         commands = values["mcp_stdio"]
         if not all(isinstance(c, str) and c.strip() for c in commands) or len(commands) > 16:

@@ -44,6 +44,7 @@ __all__ = [
     "InvalidPauseFile",
     "OutputFileNotWritten",
     "CassetteReplayError",
+    "error_line",
     "exit_code_for",
 ]
 
@@ -81,9 +82,16 @@ class CassetteReplayError(CliError):
     """The demo's replay server received a request its cassette did not expect."""
 
 
+def error_line(error: BaseException) -> str:
+    """The one stderr line for a failure: ``zigai: error: Name: message`` (newlines folded)."""
+    message = " ".join(str(error).split())
+    return f"zigai: error: {type(error).__name__}: {message}\n"
+
+
 def exit_code_for(error: BaseException) -> ExitCode:
     """The exit code for an exception that ended a command."""
     from zigai.agent_spec.errors import AgentSpecError, MissingEnvironment
+    from zigai.model import InvalidProfileOverride
     from zigai.models import InvalidModelString, MissingCredentials
 
     if isinstance(error, KeyboardInterrupt):
@@ -98,6 +106,6 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.credentials if isinstance(error, ProviderAuthError) else ExitCode.provider
     if isinstance(error, (ProviderError, TransportError, SecurityError)):
         return ExitCode.provider
-    if isinstance(error, (CliUsageError, InvalidModelString)):
+    if isinstance(error, (CliUsageError, InvalidModelString, InvalidProfileOverride)):
         return ExitCode.usage
     return ExitCode.fault

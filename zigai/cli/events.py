@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from zigai.cli.errors import ExitCode, exit_code_for
+from zigai.cli.errors import ExitCode, error_line, exit_code_for
 
 __all__ = ["run_agui_events"]
 
@@ -61,6 +61,6 @@ def run_agui_events(agent: Any, prompt: str, history: tuple[Any, ...], invocatio
             out.write(json.dumps(item, ensure_ascii=False, separators=(",", ":")) + "\n")
             out.flush()
     if bridge.error is not None:
-        err.write(f"zigai: error: {type(bridge.error).__name__}: {bridge.error}\n")
+        err.write(error_line(bridge.error))
         return int(exit_code_for(bridge.error))
     return int(code)

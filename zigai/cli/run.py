@@ -100,9 +100,10 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO, stac
             raise CliUsageError("an agent spec needs a stack that closes what it starts")
         return spec_agent(settings, env, stack)
     if settings.model is None:
-        model = infer_model("test")
+        model = infer_model("test", profile=settings.profile)
     else:
-        model = infer_model(settings.model, env=env, api_key_env=settings.api_key_env)
+        model = infer_model(settings.model, env=env, api_key_env=settings.api_key_env,
+                            profile=settings.profile)
     options: dict[str, Any] = {}
     if settings.system:
         options["instructions"] = settings.system

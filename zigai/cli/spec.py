@@ -122,7 +122,7 @@ def add_check_parser(commands: Any, out: TextIO | None) -> None:
 
 
 _SPEC_CONFLICTS = ("model", "system", "output_schema", "config", "max_requests", "timeout",
-                   "retries", "mcp_stdio")
+                   "retries", "mcp_stdio", "profile")
 
 
 def spec_settings(args: Any) -> Any:

@@ -11,16 +11,16 @@ Speed: every decoder has a *fast* twin (``_FAST``) that builds the same value
 without computing JSON paths and raises :class:`_Mismatch` (or lets a
 constructor error through) at the first doubt.  :func:`decode_message` tries
 the fast twin first and, on any failure, re-decodes the message with the
-path-tracking decoders, which then raise the exact error.  The fast twins may
-be stricter than the checked decoders, never looser, so a document decodes to
-the same value (or the same error) either way.  For the common exact shapes of the
-usual classes (``_EXACT_SHAPES``) a fast twin also skips ``__post_init__``, having
-checked on the decoded values what that method would check.
+path-tracking decoders, which then raise the exact error.  Both read one field
+table per class (``SPECS``: field -> JSON decoder, plus the dataclass fields),
+and both leave every message rule to the class: a record is built field by
+field and the class's own ``__post_init__`` validates and normalizes it, as the
+constructor would.  No code is generated.
 
 Ownership: :func:`decode_message` takes over the JSON value it is given.  The dicts of
-tool-return content, provider details and metadata become the storage of the frozen
-values built from them (:func:`zigai.messages.json_value.adopt_parsed_json`), so the
-caller passes a tree it has just parsed and does not use afterwards.
+provider details and metadata become the storage of the frozen values built from them
+(:func:`zigai.messages.json_value.adopt_parsed_json`), so the caller passes a tree it has
+just parsed and does not use afterwards; tool-return content is frozen by its part.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import base64
 import binascii
 import dataclasses
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from zigai import messages as m
@@ -37,7 +37,7 @@ from zigai.errors import MessageError
 from zigai.history.errors import InvalidHistory
 from zigai.json import type_name
 from zigai.messages.json_value import NotAdoptable, adopt_parsed_json
-from zigai.usage import RequestUsage, UsageDetails
+from zigai.usage import RequestUsage
 
 __all__ = ["decode_message"]
 
@@ -133,7 +133,15 @@ def integer(value: Any, path: str) -> int:
     return value
 
 
-@_fast_twin(_fast_identity)
+def _fast_json_value(value: Any) -> Any:
+    """Freeze the handed-over tree in place (no copy); the part then keeps it as it is."""
+    try:
+        return adopt_parsed_json(value)
+    except NotAdoptable:
+        return value  # the part's own freeze accepts a half-adopted tree or names the problem
+
+
+@_fast_twin(_fast_json_value)
 def json_value(value: Any, path: str) -> Any:
     return value  # already JSON; the part freezes it
 
@@ -299,141 +307,71 @@ def _record(value: Any, path: str, cls: type, tag_field: str | None) -> Any:
 _FAST_RECORDS: dict[tuple[type, str | None], FastDecoder] = {}
 
 
-_INLINE_TYPE_CHECKS = {_fast_string: "str", _fast_integer: "int", _fast_boolean: "bool"}
-
-
-# Exact shapes: for the classes a history is mostly made of, the conditions (on the
-# already converted field values) under which the class's ``__post_init__`` would accept
-# every value unchanged, and the normalizations it would apply then.  A fast record that
-# meets them builds the instance without calling ``__post_init__``; any other value takes
-# the call, which validates, normalizes or raises exactly as the constructor does.  Each
-# condition mirrors the "common exact shape" test at the top of that ``__post_init__``
-# (a test compares both on valid and invalid values of every listed field).
-#   {v}: the field's value; a whole-record condition names fields as {field}.
-_UTC_OR_NONE = "({v} is None or {v}.tzinfo is UTC)"
-_NAME = "{v} != ''"  # a str already (inline check): non-empty
-_NAME_OR_NONE = "({v} is None or {v} != '')"
-_NONE = "{v} is None"
-_OUTCOMES = {outcome.value: outcome for outcome in m.ToolOutcome}
-_FINISH_REASONS = {reason.value: reason for reason in m.FinishReason}
-
-_ExactShape = tuple[dict[str, str], dict[str, str], str]  # conditions, normalizations, record
-_EXACT_SHAPES: dict[type, _ExactShape] = {
-    m.SystemPromptPart: ({"timestamp": _UTC_OR_NONE}, {}, ""),
-    m.UserPromptPart: ({"content": "type({v}) is str", "timestamp": _UTC_OR_NONE}, {}, ""),
-    m.TextPart: ({"id": _NONE, "provider": _NONE}, {}, ""),
-    m.ThinkingPart: ({"id": _NONE, "signature": _NAME_OR_NONE, "provider": _NONE}, {}, ""),
-    m.ToolCallPart: ({"tool_name": _NAME, "tool_call_id": _NAME, "id": _NAME_OR_NONE,
-                      "provider": _NONE}, {}, ""),
-    m.ToolReturnPart: (
-        {"tool_name": _NAME, "tool_call_id": _NAME, "outcome": "{v} in OUTCOMES",
-         "timestamp": _UTC_OR_NONE, "metadata": _NONE},
-        {"content": "adopt({v})", "outcome": "OUTCOMES[{v}]"}, "",
-    ),
-    m.RequestMessage: ({"parts": "{v} != ()", "timestamp": _UTC_OR_NONE, "metadata": _NONE},
-                       {}, ""),
-    m.ResponseMessage: (
-        {"model_name": _NAME_OR_NONE, "provider_name": _NAME_OR_NONE,
-         "provider_response_id": _NAME_OR_NONE,
-         "finish_reason": "({v} is None or {v} in FINISH_REASONS)",
-         "timestamp": _UTC_OR_NONE, "metadata": _NONE},
-        {"finish_reason": "FINISH_REASONS.get({v})"}, "",
-    ),
-    RequestUsage: (
-        {"details": "not {v}"}, {"details": "EMPTY_USAGE_DETAILS"},
-        "{cache_read_tokens} >= 0 and {cache_write_tokens} >= 0"
-        " and {cache_read_tokens} + {cache_write_tokens} <= {input_tokens}"
-        " and 0 <= {input_audio_tokens} <= {input_tokens}"
-        " and 0 <= {reasoning_tokens} <= {output_tokens}"
-        " and 0 <= {output_audio_tokens} <= {output_tokens}",
-    ),
-}
+_EXACT_TYPES: dict[FastDecoder, type] = {_fast_string: str, _fast_integer: int, _fast_boolean: bool}
 
 
 def _fast_record(cls: type, tag_field: str | None) -> FastDecoder:
-    """The fast twin of ``_record`` for ``cls``; compiled on first use (SPECS fill late).
+    """The fast twin of ``_record`` for ``cls``, built on first use (SPECS fill late).
 
-    The body is generated once per class so that each field costs one dict lookup and,
-    for plain strings, integers and booleans, an inline exact-type check instead of a call.
-    It builds the instance the way the dataclass ``__init__`` does -- every field set
-    (absent ones to their default), then ``__post_init__`` validates and normalizes -- but
-    without the keyword dictionary and the call through ``__init__``; for a value of an
-    exact shape (``_EXACT_SHAPES``) it skips ``__post_init__`` too.
+    It reads the same field table as the checked decoder (``SPECS[cls]`` and the dataclass
+    fields) and builds the instance the way the dataclass ``__init__`` does -- every field
+    set (absent ones to their default) -- then calls the class's own ``__post_init__``, the
+    one place each message rule is written.  It checks nothing a class checks; it only
+    refuses (``_Mismatch``) what is not the plain JSON shape of a field: a wrong exact type
+    where the table says string/integer/boolean, a missing required field, an unknown key.
     """
     compiled = _FAST_RECORDS.get((cls, tag_field))
     if compiled is not None:
         return compiled
     spec = SPECS[cls]
-    scope: dict[str, Any] = {
-        "_Mismatch": _Mismatch, "_MISSING": _MISSING, "cls": cls, "new": object.__new__,
-        "UTC": UTC, "OUTCOMES": _OUTCOMES, "FINISH_REASONS": _FINISH_REASONS,
-        "adopt": adopt_parsed_json, "NotAdoptable": NotAdoptable,
-        "EMPTY_USAGE_DETAILS": UsageDetails(),
-    }
-    conditions, normalized, whole = _EXACT_SHAPES.get(cls, (None, {}, ""))
-    lines = ["def decode(data):", "    if type(data) is not dict: raise _Mismatch",
-             "    absent = 0"]
-    sets: list[tuple[int, str, str]] = []  # (index, value expression, exact-shape expression)
-    tests: list[str] = []
-    variables: dict[str, str] = {}
-    fields = dataclasses.fields(cls)
-    for index, (field, (name, required)) in enumerate(zip(fields, _field_table(cls), strict=True)):
+    plan = []  # (name, set slot, required, default, default factory, optional, exact type, convert)
+    tags = []  # (set slot, default) of the discriminator, never read from the document
+    for field, (name, required) in zip(dataclasses.fields(cls), _field_table(cls), strict=True):
         assert field.init, (cls, name)  # every message field is an __init__ parameter
-        scope[f"set_{index}"] = getattr(cls, name).__set__  # the slot, past the frozen guard
-        if field.default_factory is not dataclasses.MISSING:
-            scope[f"default_{index}"] = field.default_factory
-            default = f"default_{index}()"
-        else:
-            scope[f"default_{index}"] = field.default
-            default = f"default_{index}"
+        setter = getattr(cls, name).__set__  # the slot, past the frozen guard
+        factory = None if field.default_factory is dataclasses.MISSING else field.default_factory
         if name == tag_field:
-            sets.append((index, default, default))
+            tags.append((setter, field.default))
             continue
-        value = variables[name] = f"v{index}"
-        lines.append(f"    {value} = data.get({name!r}, _MISSING)")
-        lines.append(f"    if {value} is _MISSING:")
-        if required:
-            lines.append("        raise _Mismatch")
-        else:
-            lines.append(f"        {value} = {default}")
-            lines.append("        absent += 1")
         convert = _FAST[spec[name]]
-        if convert in _OPTIONAL_OF:
-            lines.append(f"    elif {value} is None: pass")
+        optional = convert in _OPTIONAL_OF
+        if optional:
             convert = _OPTIONAL_OF[convert]
-        if convert in _INLINE_TYPE_CHECKS:
-            lines.append(
-                f"    elif type({value}) is not {_INLINE_TYPE_CHECKS[convert]}: raise _Mismatch")
-        elif convert is not _fast_identity:
-            scope[f"convert_{index}"] = convert
-            lines.append(f"    else: {value} = convert_{index}({value})")
-        if conditions is not None and name in conditions:
-            tests.append(conditions[name].format(v=value))
-        sets.append((index, value, normalized.get(name, "{v}").format(v=value)))
-    present = len(fields) - (tag_field is not None)
-    tag_count = f" + ({tag_field!r} in data)" if tag_field else ""
-    lines.append(f"    if {present} - absent{tag_count} != len(data): raise _Mismatch  # an unknown field")
-    lines.append("    made = new(cls)")
-    if conditions is not None:
-        if whole:
-            tests.append(whole.format(**variables))
-        lines.append(f"    if {' and '.join(tests) or 'True'}:")
-        # Normalize first: adopting a tree nobody handed over (NotAdoptable) means that
-        # __post_init__ (below) freezes a copy, as the constructor does.
-        lines.append("        try:")
-        normal = [(index, exact) for index, value, exact in sets if exact != value]
-        lines += [f"            n{index} = {exact}" for index, exact in normal] or ["            pass"]
-        lines += ["        except NotAdoptable: pass", "        else:"]
-        exact_values = {index: f"n{index}" for index, _ in normal}
-        lines += [f"            set_{index}(made, {exact_values.get(index, value)})"
-                  for index, value, _ in sets]
-        lines.append("            return made")
-    lines += [f"    set_{index}(made, {value})" for index, value, _ in sets]
+        exact = _EXACT_TYPES.get(convert)
+        plan.append((name, setter, required, field.default, factory, optional, exact,
+                     None if exact is not None or convert is _fast_identity else convert))
+    steps, discriminators = tuple(plan), tuple(tags)
     assert hasattr(cls, "__post_init__"), cls  # every message value validates itself there
-    lines.append("    made.__post_init__()")
-    lines.append("    return made")
-    exec("\n".join(lines), scope)  # noqa: S102 - generated from the static SPECS table only
-    decode: FastDecoder = scope["decode"]
+    post_init, new = cls.__post_init__, object.__new__
+
+    def decode(data: Any) -> Any:
+        if type(data) is not dict:
+            raise _Mismatch
+        made: Any = new(cls)
+        present = 0
+        for name, setter, required, default, factory, optional, exact, convert in steps:
+            value = data.get(name, _MISSING)
+            if value is _MISSING:
+                if required:
+                    raise _Mismatch
+                value = default if factory is None else factory()
+            else:
+                present += 1
+                if value is None and optional:
+                    pass
+                elif exact is not None:
+                    if type(value) is not exact:
+                        raise _Mismatch
+                elif convert is not None:
+                    value = convert(value)
+            setter(made, value)
+        for setter, default in discriminators:
+            setter(made, default)
+        if present + (tag_field is not None and tag_field in data) != len(data):
+            raise _Mismatch  # an unknown field
+        post_init(made)
+        return made
+
     _FAST_RECORDS[(cls, tag_field)] = decode
     return decode
 

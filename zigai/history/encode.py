@@ -133,15 +133,17 @@ def _plain_mapping(value: Mapping[Any, Any]) -> dict[str, Any]:
     return {str(k): v for k, v in value.items()}
 
 
+def _attributes(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """``value -> (value.name, ...)`` for ``names`` in order (one C getter from two names on)."""
+    if len(names) >= 2:
+        return operator.attrgetter(*names)
+    return lambda value: tuple([getattr(value, name) for name in names])
+
+
 def _fields_getter(names: tuple[str, ...]) -> Callable[[Any], dict[str, Any]]:
-    """``value -> {name: value.name, ...}`` as one generated dict display (no zip, no loop)."""
-    for name in names:
-        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
-    body = ", ".join(f"{name!r}: value.{name}" for name in names)
-    scope: dict[str, Any] = {}
-    exec(f"def fields(value): return {{{body}}}", scope)  # noqa: S102 - field names only
-    getter: Callable[[Any], dict[str, Any]] = scope["fields"]
-    return getter
+    """``value -> {name: value.name, ...}`` in field order."""
+    get = _attributes(names)
+    return lambda value: dict(zip(names, get(value), strict=True))
 
 
 _MESSAGE_ENCODER = json.JSONEncoder(
@@ -265,46 +267,25 @@ def _emitter_for(value: Any) -> Callable[[Any], str]:
     return lambda item: _emit(convert(item))
 
 
-# The exact types a generated emitter tests inline, the likeliest first (guessed from the
-# field's annotation), before it falls back to _emit; each writes what _emit would.
-_INLINE_EMIT = {
-    "str": "encode_str({v})", "int": "int_text({v})", "datetime": "emit_timestamp({v})",
-    "tuple": "'[' + ','.join(map(emit_any, {v})) + ']'",
-}
-
-
-def _likely_type(field: dataclasses.Field[Any]) -> str:
-    annotation = str(field.type)  # a string under postponed annotations, else a type's repr
-    for name in _INLINE_EMIT:
-        if annotation.startswith(name):
-            return name
-    return "str"
-
-
 def _dataclass_emitter(cls: type) -> Callable[[Any], str]:
-    """``value -> JSON text`` for one dataclass: sorted keys, each field emitted inline."""
-    fields = sorted(dataclasses.fields(cls), key=operator.attrgetter("name"))
-    lines = ["def emit(value):"]
-    pieces = []
-    for index, field in enumerate(fields):
-        name = field.name
-        assert name.isidentifier(), name  # dataclass field names; nothing else is spliced in
-        guess = _likely_type(field)
-        tests = [f"{_INLINE_EMIT[guess].format(v=f'v{index}')} if type(v{index}) is {guess}"]
-        if field.default is None:
-            tests.append(f"'null' if v{index} is None")
-        lines.append(f"    v{index} = value.{name}")
-        lines.append(f"    t{index} = {' else '.join(tests)} else emit_any(v{index})")
-        separator = "," if index else ""
-        pieces.append(f'{separator}"{name}":{{t{index}}}')
-    lines.append(f"    return f'{{{{{''.join(pieces)}}}}}'")
-    scope: dict[str, Any] = {
-        "encode_str": _encode_str, "int_text": int.__repr__, "emit_any": _emit,
-        "emit_timestamp": _emit_timestamp, "str": str, "int": int, "tuple": tuple,
-        "datetime": datetime,
-    }
-    exec("\n".join(lines), scope)  # noqa: S102 - field names only
-    emit: Callable[[Any], str] = scope["emit"]
+    """``value -> JSON text`` for one dataclass: its fields in sorted key order, read through
+    one attribute getter and written into one ``%`` template of the keys (field names are
+    identifiers: no JSON escape, no ``%``); strings, nulls, integers and timestamps inline,
+    anything else by ``_emit``."""
+    names = tuple(sorted(field.name for field in dataclasses.fields(cls)))
+    template = "{" + ",".join(f'"{name}":%s' for name in names) + "}"
+    get = _attributes(names)
+    encode_str, emit_any, int_text, emit_timestamp = _encode_str, _emit, int.__repr__, _emit_timestamp
+
+    def emit(value: Any) -> str:
+        return template % tuple([
+            encode_str(item) if (kind := type(item)) is str
+            else "null" if item is None
+            else int_text(item) if kind is int
+            else emit_timestamp(item) if kind is datetime
+            else emit_any(item)
+            for item in get(value)
+        ])
     return emit
 
 

@@ -39,6 +39,8 @@ Invariants:
   UTF-8 characters unescaped, insertion order kept, no NaN/Infinity) and raises
   :class:`MalformedJson` for values JSON cannot represent; :func:`bounded_copy`
   (:mod:`zigai.json._copy`) copies an in-memory value under a profile without recursing.
+  :func:`encoded_size` counts the bytes of that text without building it
+  (stopping once past a limit), so large values are measured, not copied.
 
 The specification's ``parseLeaky`` (arena-owned decoding) has no separate
 meaning in Python: :data:`parse_leaky` is :func:`parse`.
@@ -64,6 +66,7 @@ from zigai.json._errors import (
 )
 from zigai.json._limits import Limits
 from zigai.json._preflight import preflight, preflight_counting_members
+from zigai.json._size import encoded_size, utf8_size
 
 __all__ = [
     "Limits",
@@ -77,7 +80,11 @@ __all__ = [
     "dumps",
     "bounded_copy",
     "check_shape",
+    "encoded_size",
+    "utf8_size",
     "type_name",
+    "expected_kinds",
+    "wrong_type",
     "ValidationError",
     "MalformedJson",
     "JsonLimitExceeded",
@@ -296,6 +303,28 @@ def bounded_copy(value: Any, limits: Limits) -> Any:
     """
     check_shape(value, limits)
     return parse(dumps(value), limits)
+
+
+_KIND_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array",
+               tuple: "array", dict: "object", type(None): "null"}
+
+
+def expected_kinds(kind: type | tuple[type, ...]) -> str:
+    """The JSON words for Python types in a "wrong type" message (``int``/``float`` is ``number``)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    words: list[str] = []
+    for item in kinds:
+        word = "number" if item is float else _KIND_WORDS.get(item, item.__name__)
+        if word not in words:
+            words.append(word)
+    if "number" in words and "integer" in words:
+        words.remove("integer")
+    return " or ".join(words)
+
+
+def wrong_type(key: str, value: Any, kind: type | tuple[type, ...]) -> str:
+    """``'key' has the wrong type: expected integer, got string`` for error messages."""
+    return f"{key!r} has the wrong type: expected {expected_kinds(kind)}, got {type_name(value)}"
 
 
 def type_name(value: Any) -> str:

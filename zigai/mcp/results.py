@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from zigai import json as zjson
 from zigai.mcp.errors import InvalidMcpMessage
 from zigai.mcp.jsonrpc import META_SERVER_INFO
 from zigai.mcp.primitives import Implementation, ServerCapabilities
@@ -46,10 +47,9 @@ def _member(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], whe
         if required:
             raise InvalidMcpMessage(f"{where}: missing {key!r}")
         return None
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        raise InvalidMcpMessage(f"{where}: {key!r} has the wrong type")
-    if not isinstance(value, kind):
-        raise InvalidMcpMessage(f"{where}: {key!r} has the wrong type")
+    if (isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,))
+            or not isinstance(value, kind)):
+        raise InvalidMcpMessage(f"{where}: {zjson.wrong_type(key, value, kind)}")
     return value
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zigai import json as zjson
 from zigai.mcp.errors import InvalidMcpMessage, InvalidMcpRequest
 from zigai.mcp.input import InputRequest
 
@@ -167,7 +168,9 @@ def parse_task(value: object, what: str = "task") -> TaskState:
         if item is None:
             continue
         if not isinstance(item, kind) or isinstance(item, bool) or (isinstance(item, int) and item < 0):
-            raise InvalidMcpMessage(f"{what} {task_id!r}: {key} has the wrong type")
+            wanted = "a non-negative integer" if kind is int else "a string"
+            raise InvalidMcpMessage(f"{what} {task_id!r}: {key} has the wrong type: expected {wanted}, "
+                                    f"got {zjson.type_name(item)}")
         common[attribute] = item
     if status == "working":
         return TaskWorking(**common)

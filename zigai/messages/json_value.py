@@ -38,14 +38,16 @@ JsonValue: TypeAlias = (
 class FrozenDict(Mapping[str, Any]):
     """A hashable, immutable ``str``-keyed mapping holding frozen JSON values."""
 
-    __slots__ = ("_data", "_hash")
+    __slots__ = ("_data", "_hash", "_deep")
 
     _data: dict[str, Any]
     _hash: int | None
+    _deep: bool  # built by this module's freezing from checked JSON: every value inside frozen
 
     def __init__(self, items: Mapping[str, Any] | None = None) -> None:
         object.__setattr__(self, "_data", dict(items or {}))
         object.__setattr__(self, "_hash", None)
+        object.__setattr__(self, "_deep", False)  # items given by a caller: not known frozen
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("FrozenDict is immutable")
@@ -87,13 +89,16 @@ class _NotPlain(Exception):
 _new_frozen = FrozenDict.__new__
 _set_data = FrozenDict.__dict__["_data"].__set__  # the slots themselves, past __setattr__
 _set_hash = FrozenDict.__dict__["_hash"].__set__
+_set_deep = FrozenDict.__dict__["_deep"].__set__
 
 
 def _frozen_dict(data: dict[str, Any]) -> FrozenDict:
-    """A FrozenDict that adopts ``data`` (a fresh dict nobody else holds)."""
+    """A deep-frozen FrozenDict that adopts ``data`` (a fresh dict nobody else holds, whose
+    values are already frozen JSON)."""
     frozen = _new_frozen(FrozenDict)
     _set_data(frozen, data)
     _set_hash(frozen, None)
+    _set_deep(frozen, True)
     return frozen
 
 
@@ -186,7 +191,13 @@ def freeze_json(
     path: str = "$",
     _depth: int = 0,
 ) -> Any:
-    """Validate ``value`` as JSON and return an immutable deep copy; ``error(msg)`` on failure."""
+    """Validate ``value`` as JSON and return an immutable deep copy; ``error(msg)`` on failure.
+
+    A top-level FrozenDict this module built from checked JSON (a freeze or an adoption) is
+    already that copy and is returned as it is.
+    """
+    if _depth == 0 and type(value) is FrozenDict and value._deep:
+        return value
     try:
         return _freeze_plain(value, _depth)
     except (_NotPlain, RecursionError):

@@ -11,7 +11,9 @@ of the runtime-checkable protocol.
 Invariants: ``profile`` is resolved before the agent runs and never changes
 for a model value; ``request``/``stream`` must honour ``request.deadline`` and
 ``request.control`` and must not be called for features the profile lacks
-(the agent calls :func:`check_request_supported` first).
+(the agent calls :func:`check_request_supported` first).  A user-written override of a
+resolved profile (CLI ``--profile``, spec ``model.profile``) is read by
+:func:`apply_profile_overrides` (``overrides``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from zigai.messages import FinishReason, Message, RequestMessage, ResponseMessage
+from zigai.model.overrides import InvalidProfileOverride, apply_profile_overrides
 from zigai.model.profile import ALL_CONTENT_KINDS, COMMON_SETTINGS, MANAGED_TOOL_KINDS, ModelProfile
 from zigai.model.request import (
     TEXT_OUTPUT,
@@ -62,6 +65,8 @@ __all__ = [
     "ALL_CONTENT_KINDS",
     "MANAGED_TOOL_KINDS",
     "UnsupportedModelFeature",
+    "InvalidProfileOverride",
+    "apply_profile_overrides",
     "InvalidToolDefinition",
     "InvalidStreamEvent",
     "check_request_supported",

@@ -29,13 +29,14 @@ Invariants:
 from __future__ import annotations
 
 import importlib
-import ipaddress
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from zigai.errors import ModelError
+from zigai.security import local_policy_for
+from zigai.security import loopback_host as _loopback_host
 
 __all__ = [
     "PROVIDERS",
@@ -111,34 +112,6 @@ class ProviderSpec:
 
 #: Placeholder credential for a local server that ignores authentication.
 LOCAL_CREDENTIAL = "local-server-no-key"
-
-
-def _loopback_host(url: str) -> str | None:
-    """The host of ``url`` when it is a loopback address or ``localhost``, else ``None``."""
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(url).hostname
-    except ValueError:
-        return None
-    if not host:
-        return None
-    if host == "localhost":
-        return host
-    try:
-        return host if ipaddress.ip_address(host).is_loopback else None
-    except ValueError:
-        return None
-
-
-def local_policy_for(url: str) -> Any:
-    """The loopback-only :class:`~zigai.security.UrlPolicy` for a local ``url``, else ``None``."""
-    host = _loopback_host(url)
-    if host is None:
-        return None
-    from zigai.security import UrlPolicy
-
-    return UrlPolicy.local_development(allowed_hosts=(host,))
 
 
 def _endpoint(env: Mapping[str, str], variable: str) -> dict[str, Any]:
@@ -420,14 +393,37 @@ def infer_model(
     env: Mapping[str, str] | None = None,
     api_key_env: str | None = None,
     transport: Any = None,
+    profile: Mapping[str, Any] | None = None,
 ) -> Any:
     """The :class:`zigai.model.Model` a model string names; a Model value is returned unchanged.
 
     ``env`` defaults to ``os.environ``.  ``api_key_env`` replaces the conventional credential
     variable names with one application-chosen name.  ``transport`` replaces the provider's
-    default HTTP transport (tests pass a mock).  Raises :class:`InvalidModelString`,
-    :class:`UnknownModelProvider` or :class:`MissingCredentials`.
+    default HTTP transport (tests pass a mock).  ``profile`` overrides fields of the profile the
+    client resolved (:func:`zigai.model.apply_profile_overrides`: the CLI's ``--profile``,
+    a spec file's ``model.profile``), e.g. ``{"supports_tools": True}`` for a model name the
+    provider's table does not know; without it the fail-closed default stays.  Raises
+    :class:`InvalidModelString`, :class:`UnknownModelProvider`, :class:`MissingCredentials` or
+    :class:`zigai.model.InvalidProfileOverride`.
     """
+    built = _infer(model, env, api_key_env, transport)
+    if profile is None:
+        return built
+    from zigai.model import apply_profile_overrides
+
+    changed = apply_profile_overrides(built.profile, profile)
+    if hasattr(built, "with_profile"):
+        return built.with_profile(changed)
+    testing = importlib.import_module("zigai.testing")
+    if isinstance(built, testing.TestModel):  # "test" is the only model string without it
+        return testing.TestModel(profile=changed)
+    from zigai.model import InvalidProfileOverride
+
+    raise InvalidProfileOverride(
+        f"a {type(built).__name__} value takes no profile override; construct it with its profile")
+
+
+def _infer(model: Any, env: Mapping[str, str] | None, api_key_env: str | None, transport: Any) -> Any:
     if not isinstance(model, str):
         if hasattr(model, "profile") and hasattr(model, "request"):
             return model

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from zigai import json as zjson
 from zigai._owner import Owner
 from zigai.errors import JsonError, ProviderError
 from zigai.messages import UploadedFile
@@ -417,8 +418,6 @@ def encode_multipart(
 def file_metadata(body: bytes, what: str) -> dict[str, Any]:
     """One JSON object (a file descriptor or a deletion acknowledgement), bounded by
     :data:`FILE_METADATA_JSON`; anything else raises :class:`InvalidProviderFileResponse`."""
-    from zigai import json as zjson
-
     try:
         value = zjson.parse(body, FILE_METADATA_JSON)
     except JsonError as exc:
@@ -458,7 +457,7 @@ def opt_field(value: dict[str, Any], key: str, kind: type | tuple[type, ...], wh
         return None
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(item, kinds) or (isinstance(item, bool) and bool not in kinds):
-        raise InvalidProviderFileResponse(f"{what}: '{key}' has the wrong type")
+        raise InvalidProviderFileResponse(f"{what}: {zjson.wrong_type(key, item, kinds)}")
     return item
 
 

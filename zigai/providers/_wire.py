@@ -25,6 +25,7 @@ error and on ``close()``; HTTP errors surface when the stream is opened, before 
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
@@ -114,6 +115,15 @@ class AdapterClient:
     def model(self) -> Self:
         """The borrowed Model view: this client (keep it and its provider alive)."""
         return self
+
+    def with_profile(self, profile: ModelProfile) -> Self:
+        """A copy of this client that declares ``profile`` (same provider, name and settings);
+        what :func:`zigai.models.infer_model` returns for a profile override."""
+        if not isinstance(profile, ModelProfile):
+            raise TypeError("with_profile needs a ModelProfile")
+        clone = copy.copy(self)
+        object.__setattr__(clone, "_profile", profile)  # the slot each adapter declares
+        return clone
 
     def checked_request(self, request: ModelRequest) -> ModelRequest:
         """``request`` with this client's settings merged below its own, checked before I/O."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from zigai.control import RunTimedOut
 from zigai.errors import ModelError
+from zigai.json import encoded_size, utf8_size
 from zigai.messages import (
     CachePoint,
     FinishReason,
@@ -34,7 +35,6 @@ from zigai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from zigai.messages.json_value import canonical_json
 from zigai.model import (
     ALL_CONTENT_KINDS,
     MANAGED_TOOL_KINDS,
@@ -177,7 +177,7 @@ class ScriptedModelBase:
 
 def estimate_tokens(text: str) -> int:
     """``ceil(utf8_bytes / 4)``: the usual four-bytes-per-token rule of thumb."""
-    return (len(text.encode("utf-8")) + 3) // 4
+    return (utf8_size(text) + 3) // 4
 
 
 def _content_tokens(content: Any) -> int:
@@ -193,7 +193,7 @@ def _content_tokens(content: Any) -> int:
             elif not isinstance(item, CachePoint):
                 total += MEDIA_ITEM_TOKENS
         return total
-    return estimate_tokens(canonical_json(content))
+    return (encoded_size(content) + 3) // 4  # the canonical JSON's bytes, counted without building it
 
 
 def _part_tokens(part: Any) -> int:

@@ -59,7 +59,6 @@ the call returns).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import Counter
@@ -71,6 +70,7 @@ from typing import Any, Literal
 
 from zigai._workers import WorkerPool
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
+from zigai.json import encoded_size
 from zigai.messages import RequestMessage, ToolCallPart
 from zigai.tool.context import ToolRunContext, check_follow_ups
 from zigai.tool.errors import (
@@ -186,10 +186,12 @@ def _result(sc: ScheduledCall, status: ToolCallStatus, message: str) -> ToolCall
     return ToolCallResult(sc.call.tool_call_id, sc.call.tool_name, status, retry_message=message)
 
 
-def encoded_size(content: Any) -> int:
-    """Bytes of the compact UTF-8 JSON encoding of ``content``."""
-    text = json.dumps(content, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return len(text.encode("utf-8"))
+def too_large_message(tool_name: str, limit: int) -> str:
+    """The retry text for a result whose encoding passed ``limit`` (measured only up to limit + 1)."""
+    return (
+        f"ToolResultTooLarge: the result of tool {tool_name!r} encodes to more than {limit} bytes; "
+        f"at most {limit} are allowed. Ask for less data."
+    )
 
 
 def _timed_out_message(sc: ScheduledCall, timeout_ms: int | None) -> str:
@@ -224,13 +226,8 @@ def _execute_call(sc: ScheduledCall, ctx: ToolRunContext, limits: ToolLimits) ->
         if not sc.tool.is_recoverable(exc):
             raise
         return _result(sc, "retry", f"{type(exc).__name__}: {exc}")
-    size = encoded_size(output.content)
-    if size > limits.max_result_bytes:
-        return _result(
-            sc, "retry",
-            f"ToolResultTooLarge: the result of tool {sc.call.tool_name!r} encodes to {size} bytes; "
-            f"at most {limits.max_result_bytes} are allowed. Ask for less data.",
-        )
+    if encoded_size(output.content, limits.max_result_bytes) > limits.max_result_bytes:
+        return _result(sc, "retry", too_large_message(sc.call.tool_name, limits.max_result_bytes))
     problem = check_follow_ups(
         output.follow_up_messages,
         max_count=limits.max_follow_ups,

@@ -54,7 +54,7 @@ from zigai.providers.anthropic._encode import (
 )
 from zigai.providers.anthropic._errors import AnthropicDecodeError, AnthropicEncodeError
 from zigai.providers.http import AuthStyle, Configured
-from zigai.security import UrlPolicy
+from zigai.security import UrlPolicy, local_policy_for
 from zigai.settings import ModelSettings
 
 __all__ = [
@@ -154,6 +154,8 @@ class Provider(Configured):
         discovery_limits: DiscoveryLimits | None = None,
         file_limits: ProviderFileLimits | None = None,
     ) -> None:
+        if url_policy is None:
+            url_policy = local_policy_for(base_url)  # a loopback base URL: that host only
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
         super().__init__(

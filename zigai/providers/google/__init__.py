@@ -55,7 +55,7 @@ from zigai.providers.google._encode import (
 from zigai.providers.google._errors import GoogleDecodeError, GoogleEncodeError
 from zigai.providers.google._schema import SUPPORTED_KEYWORDS, gemini_schema
 from zigai.providers.http import AuthStyle, Configured, InvalidProviderConfiguration
-from zigai.security import UrlPolicy
+from zigai.security import UrlPolicy, local_policy_for
 from zigai.settings import ModelSettings
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "PROVIDER_NAME",
     "RESERVED_KEYS",
     "SUPPORTED_KEYWORDS",
+    "upload_root_for",
     "Client",
     "GoogleDecodeError",
     "GoogleEncodeError",
@@ -119,11 +120,25 @@ def default_profile(model_name: str) -> ModelProfile:
     )
 
 
+def upload_root_for(base_url: str) -> str:
+    """Google's resumable-upload root for an API root: the same host, ``/upload`` before the path.
+
+    ``https://generativelanguage.googleapis.com/v1beta`` uploads to
+    ``https://generativelanguage.googleapis.com/upload/v1beta``; a local or proxy base URL
+    keeps its own host, so one policy covers both.
+    """
+    if not isinstance(base_url, str):
+        return _files.UPLOAD_BASE  # Configured reports the bad base URL itself
+    parts = urlsplit(base_url)
+    return f"{parts.scheme}://{parts.netloc}/upload/{parts.path.strip('/')}".rstrip("/")
+
+
 class Provider(Configured):
     """The Google AI Studio provider boundary (``x-goog-api-key``, identity ``gcp.gen_ai``).
 
     ``discovery_limits`` bounds :meth:`list_models`.  Files use a second authenticated
-    configuration on ``upload_base_url`` (the resumable-upload root, see ``._files``);
+    configuration on ``upload_base_url`` (the resumable-upload root, see ``._files``; by
+    default :func:`upload_root_for` the base URL, so a proxy or local base URL is the only host);
     ``file_limits`` bounds uploads (default: Google's documented 2 GB per file).
     """
 
@@ -140,9 +155,13 @@ class Provider(Configured):
         profile_lookup: Callable[[str], ModelProfile | None] | None = None,
         request_timeout_ms: int | None = None,
         discovery_limits: DiscoveryLimits | None = None,
-        upload_base_url: str = _files.UPLOAD_BASE,
+        upload_base_url: str | None = None,
         file_limits: ProviderFileLimits | None = None,
     ) -> None:
+        if url_policy is None:
+            url_policy = local_policy_for(base_url)  # a loopback base URL: that host only
+        if upload_base_url is None:
+            upload_base_url = upload_root_for(base_url)
         if transport is None:
             transport = LazyHttpTransport(url_policy)  # built on first request
         headers = tuple(headers)

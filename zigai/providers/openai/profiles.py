@@ -15,6 +15,10 @@ o1, o3, o4-mini     yes         low, medium, high                       none
 ``*-chat*`` models  no          —                                       temperature, top_p
 ==================  ==========  ======================================  ==============
 
+Hosted web search (``web_search``) is offered where OpenAI serves it on Responses: every
+gpt-5 model (nano included), gpt-4o and gpt-4.1 (not gpt-4.1-nano, not the ``-search``
+models), o3 and o4-mini; o1 and o3-mini do not have it.
+
 Reasoning models reject sampling controls and log probabilities, so their profiles omit
 them and a request that sets them fails before I/O.  The Responses API has no ``seed``,
 ``stop``, ``top_k``, presence or frequency penalties: no OpenAI profile lists them.
@@ -128,8 +132,8 @@ def _gpt5(name: str) -> ModelProfile:
     if "-chat" in name:
         return _chat()
     if minor == 0:
-        # gpt-5-nano has no hosted web search; gpt-5 / gpt-5-mini do.
-        return _reasoning(_GPT5, web_search="nano" not in name, flex=True)
+        # the whole gpt-5 family (nano included) serves hosted web search on Responses
+        return _reasoning(_GPT5, flex=True)
     if minor == 1:
         return _reasoning(_GPT51, flex=True)
     return _reasoning(_GPT52, flex=True)

@@ -54,7 +54,7 @@ from zigai.providers.openai.errors import OpenAIDecodeError
 from zigai.providers.openai.profiles import profile_for_model
 from zigai.providers.openai.stream import StreamDecoder
 from zigai.providers.sse import iter_sse_batches
-from zigai.security import UrlPolicy
+from zigai.security import UrlPolicy, local_policy_for
 from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
 
@@ -96,6 +96,8 @@ class Provider(Configured):
         discovery_limits: DiscoveryLimits | None = None,
         file_limits: ProviderFileLimits | None = None,
     ) -> None:
+        if url_policy is None:
+            url_policy = local_policy_for(base_url)  # a loopback base URL: that host only
         configured = list(headers)
         if organization is not None:
             configured.append(("OpenAI-Organization", organization))

@@ -47,7 +47,7 @@ from zigai.providers.http import AuthStyle, Configured
 from zigai.providers.openai_compatible.decode import decode_response
 from zigai.providers.openai_compatible.encode import ChatOptions, encode_request
 from zigai.providers.openai_compatible.stream import ChatStreamedResponse
-from zigai.security import UrlPolicy
+from zigai.security import UrlPolicy, local_policy_for
 from zigai.settings import ModelSettings
 from zigai.transport.base import Transport
 
@@ -103,6 +103,10 @@ class Provider(ProviderOperations):
         if root is None:
             raise ValueError(f"{type(self).__module__}.Provider needs base_url")
         policy = url_policy if url_policy is not None else defaults.url_policy
+        if policy is None:
+            policy = local_policy_for(root)  # a loopback root: that host only (zigai.security)
+            if policy is not None and api_key is None and auth is None:
+                auth = AuthStyle.none()  # a local server needs no key, as through the variable
         auth = auth if auth is not None else defaults.auth
         self.profile_lookup = profile_lookup
         self.profile_override = profile_override
