@@ -13,7 +13,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES, RunSettings, load_config
+from zigai.cli.args import settings_from_args
+from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES
 from zigai.cli.errors import CliUsageError, ExitCode, error_line, exit_code_for
 
 __all__ = ["build_parser", "main"]
@@ -190,41 +191,6 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
-    if args.spec:
-        from zigai.cli.spec import spec_settings
-
-        return spec_settings(args)
-    config_path = args.config or env.get("ZIGAI_CONFIG")
-    base = load_config(config_path) if config_path else RunSettings()
-    flags = {
-        "model": args.model, "system": args.system, "tools": args.tools,
-        "output_schema": args.output_schema, "max_requests": args.max_requests,
-        "timeout": args.timeout, "retries": args.retries,
-        "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None,
-        "mcp_env": tuple(args.mcp_env) if args.mcp_env else None,
-        "mcp_inherit_env": args.mcp_inherit_env,
-        "profile": args.profile,
-    }
-    values = base.to_json()
-    # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.
-    if env.get("ZIGAI_MODEL"):
-        values["model"] = env["ZIGAI_MODEL"]
-    values.update({k: v for k, v in flags.items() if v is not None})
-    for key in ("mcp_stdio", "mcp_env"):
-        if values.get(key):
-            values[key] = tuple(values[key])
-    if values.get("mcp_env"):
-        from zigai.cli.config import check_mcp_env
-
-        values["mcp_env"] = check_mcp_env(values["mcp_env"], "--mcp-env")
-    if values.get("tools"):
-        values["tools"] = os.path.abspath(values["tools"])
-    if values.get("output_schema"):
-        values["output_schema"] = os.path.abspath(values["output_schema"])
-    return RunSettings(**values)
-
-
 def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
     parser = build_parser(out)
     args = parser.parse_args(list(argv))
@@ -232,7 +198,7 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         from zigai.cli.run import Invocation, run_command
 
         invocation = Invocation(
-            settings=_settings(args, env), history=args.history, json_output=args.json,
+            settings=settings_from_args(args, env), history=args.history, json_output=args.json,
             stream=args.stream, pause_file=args.pause_file, events=args.events,
         )
         return run_command(args.prompt, invocation, env, out, err)

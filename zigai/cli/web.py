@@ -74,10 +74,10 @@ def _agent(args: argparse.Namespace, env: Mapping[str, str], err: TextIO, stack:
         if given:
             raise CliUsageError(f"--agent defines the agent; remove {', '.join(given)}")
         return load_agent(args.agent)
-    from zigai.cli.app import _settings
+    from zigai.cli.args import settings_from_args
     from zigai.cli.run import build_agent, resolve_settings
 
-    return build_agent(resolve_settings(_settings(args, env), env), env, err, stack)
+    return build_agent(resolve_settings(settings_from_args(args, env), env), env, err, stack)
 
 
 def web_command(args: argparse.Namespace, env: Mapping[str, str], err: TextIO,
