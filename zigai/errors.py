@@ -232,8 +232,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 AcpMessageTooLarge
     ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
-    │                                                 RealtimeConnectionLost, RealtimeSessionError,
-    │                                                 RealtimeSessionClosed
+    │                                                 RealtimeConnectionLost (RealtimeSendTimedOut),
+    │                                                 RealtimeSessionError, RealtimeSessionClosed
     ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
     │                                                 MissingEnvironment, ProviderValidationFailed,
     │                                                 AgentSpecClosed (its dry run raises the
