@@ -133,6 +133,13 @@ def _optional_workloads() -> list[Workload]:
     if stream_workloads is not None:
         for spec in stream_workloads.WORKLOADS:
             found.append(Workload(**spec))
+    try:
+        from bench_workloads import mcp_workloads
+    except ImportError:
+        mcp_workloads = None
+    if mcp_workloads is not None:
+        for spec in mcp_workloads.WORKLOADS:
+            found.append(Workload(**spec))
     return found
 
 

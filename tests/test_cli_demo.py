@@ -80,3 +80,20 @@ def test_malformed_cassette_is_rejected() -> None:
         load_exchanges("version: 2\ninteractions: []\n")
     with pytest.raises(CassetteReplayError):
         load_exchanges("version: 1\ninteractions:\n- request: {method: GET}\n  response: {status: 200}\n")
+
+
+def test_replay_refuses_an_oversized_or_smuggled_request_before_reading_it() -> None:
+    import socket
+
+    from zigai.cli.replay import MAX_BODY
+
+    exchanges = load_exchanges(cassette_text())
+    with ReplayServer(exchanges) as server:
+        port = int(server.base_url.rsplit(":", 1)[1])
+        for head, status in ((b"Content-Length: %d\r\n" % (MAX_BODY + 1), b"413"),
+                             (b"Transfer-Encoding: chunked\r\nContent-Length: 1\r\n", b"400")):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n")
+                assert sock.recv(100).startswith(b"HTTP/1.1 " + status)
+        with pytest.raises(CassetteReplayError, match="2 cassette interaction"):
+            server.check()  # nothing was consumed

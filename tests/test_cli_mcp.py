@@ -30,6 +30,8 @@ def _command(path: Path) -> str:
 
 def _run(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
+    # servers get only the environment allowlist: name the variable that lets them import zigai
+    argv = (*argv, "--mcp-env", f"PYTHONPATH={ROOT}") if argv[0] == "run" else argv
     code = main(list(argv), env=ENV, out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 

@@ -149,7 +149,7 @@ def test_run_spec_starts_mcp_servers_from_the_spec(tmp_path: Path) -> None:
         "version": 1, "model": {"provider": "test", "name": "a"},
         "mcp_servers": [{"name": "demo", "command": [sys.executable, str(EXAMPLES / "mcp_server.py")]}],
     }), "agent.json")
-    done = zigai("run", "use the server", "--spec", spec, "--json", cwd=tmp_path)
+    done = zigai("run", "use the server", "--spec", spec, "--json", "--mcp-env", "PYTHONPATH", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["usage"]["tool_calls"] >= 1
 

@@ -119,6 +119,8 @@ def _run_console(code: str, cwd: Path) -> None:
         assert argv[0] == "zigai"
         args = [str(ROOT / a) if (ROOT / a).exists() and "/" in a else a for a in argv[1:]]
         args = [_command_line(a) if i and args[i - 1] == "--mcp-stdio" else a for i, a in enumerate(args)]
+        if "--mcp-stdio" in args:  # the servers get only the allowlist; let them import this checkout
+            args += ["--mcp-env", "PYTHONPATH"]
         expected = 0
         if i + 1 < len(lines):
             marker = re.match(r"\[exit code (\d+)", lines[i + 1])

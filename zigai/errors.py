@@ -31,11 +31,13 @@ The tree (bases here, named leaves in their modules)::
     ├── JsonSchemaError           zigai.json_schema   InvalidJsonSchema, UnsupportedJsonSchema,
     │                                                 OutputSchemaValidationFailed
     ├── SecurityError             zigai.security      UrlPolicyViolation
+    │                             zigai.child_process InvalidChildEnvironment
     ├── TransportError            zigai.transport     ResponseTooLarge, ResponseHeadersTooLarge,
     │                                                 StreamLineTooLarge,
     │                                                 TransportConnectionFailed, TransportTimedOut,
     │                                                 TransportDecodeFailed, RedirectRejected,
     │                                                 InvalidTransportRequest
+    ├── HttpServerError           zigai.http_server   ClientTimedOut, ClientGone
     ├── ProviderRequestError      zigai.provider      RateLimited, ProviderServerError,
     │                                                 ProviderClientError (ProviderAuthError,
     │                                                 ProviderNotFound, ProviderBadRequest),
@@ -246,6 +248,7 @@ __all__ = [
     "JsonSchemaError",
     "SecurityError",
     "TransportError",
+    "HttpServerError",
     "ProviderRequestError",
     "ProviderError",
     "SettingsError",
@@ -303,6 +306,10 @@ class SecurityError(ZigAIError):
 
 class TransportError(ZigAIError):
     """The HTTP transport could not complete an exchange within its limits."""
+
+
+class HttpServerError(ZigAIError):
+    """zigai's HTTP server core could not read a request from its client within the limits."""
 
 
 class ProviderRequestError(ZigAIError):

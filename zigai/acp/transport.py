@@ -5,18 +5,24 @@ one (bounded, with a timeout), close.  :class:`StdioTransport` owns only the sub
 its framing: it starts the agent command, writes one JSON document per line to its stdin,
 reads lines from its stdout on a reader thread (each bounded by ``max_message_bytes``), and
 on close terminates the process group politely, then kills it, and reaps it.
+
+The agent starts in its own session with :func:`zigai.child_process.child_environment`'s
+environment: a small allowlist (``HOME``, ``PATH``, ``LANG``, ...; no API keys) plus the
+names in ``pass_env`` plus ``env``'s values; ``inherit_env=True`` copies everything instead.
+:meth:`StdioTransport.close` stops the whole group (:func:`zigai.child_process.stop_group`:
+stdin closed, ``shutdown_timeout_s`` to exit, SIGTERM, ``terminate_timeout_s``, SIGKILL) and
+joins the reader thread, so helpers the agent started are not left behind.
 """
 
 from __future__ import annotations
 
-import os
 import queue
-import signal
 import subprocess
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
+from zigai.child_process import child_environment, spawn_options, stop_group
 from zigai.errors import AcpError
 
 __all__ = ["AcpTransport", "StdioTransport", "AcpConnectionClosed", "AcpMessageTooLarge"]
@@ -52,13 +58,20 @@ class StdioTransport:
     """An agent subprocess speaking ACP on stdin/stdout (see module docs)."""
 
     def __init__(self, argv: Sequence[str], *, cwd: str | None = None,
-                 env: Mapping[str, str] | None = None, max_message_bytes: int = 4 * 1024 * 1024) -> None:
+                 env: Mapping[str, str] | None = None, max_message_bytes: int = 4 * 1024 * 1024,
+                 pass_env: Sequence[str] = (), inherit_env: bool = False,
+                 shutdown_timeout_s: float = 2.0, terminate_timeout_s: float = 2.0) -> None:
         if not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError("argv must be a non-empty sequence of strings")
+        if isinstance(pass_env, str):
+            raise ValueError("pass_env must be a sequence of variable names, not one string")
         self.max_message_bytes = max_message_bytes
+        self._shutdown_s = shutdown_timeout_s
+        self._terminate_s = terminate_timeout_s
+        child_env = child_environment(env, pass_through=pass_env, inherit_all=inherit_env)
         self._process = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=cwd, env=None if env is None else dict(env), start_new_session=True,
+            cwd=cwd, env=child_env, **spawn_options(),
         )
         self._lines: queue.Queue[object] = queue.Queue()
         self._write_lock = threading.Lock()
@@ -113,22 +126,16 @@ class StdioTransport:
         return item
 
     def close(self) -> None:
+        """Stop the agent's whole process group, reap it and join the reader thread."""
+        reader = self._reader
+
+        def drained(timeout: float) -> bool:
+            reader.join(timeout)
+            return not reader.is_alive()
+
         process = self._process
-        try:
-            if process.stdin is not None:
-                process.stdin.close()
-        except OSError:  # pragma: no cover - the pipe is already gone
-            pass
-        if process.poll() is None:
-            try:
-                os.killpg(process.pid, signal.SIGTERM)
-                process.wait(timeout=2)
-            except (ProcessLookupError, subprocess.TimeoutExpired):  # pragma: no cover - stubborn
-                try:
-                    os.killpg(process.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                process.wait(timeout=5)
-        self._reader.join(timeout=2)  # the reader sees end of file once the process is gone
+        if process.returncode is None:
+            stop_group(process, shutdown_s=self._shutdown_s, terminate_s=self._terminate_s, drained=drained)
+        reader.join(timeout=2)  # the group is gone, so the pipe reaches end of file
         if process.stdout is not None:
             process.stdout.close()

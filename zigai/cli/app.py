@@ -127,6 +127,12 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
                          help="never retry a model request (same as --retries 0)")
     run.add_argument("--mcp-stdio", action="append", metavar='"CMD ARGS"',
                      help="an MCP server started on stdio whose tools the agent may call (repeatable)")
+    run.add_argument("--mcp-env", action="append", metavar="NAME[=VALUE]",
+                     help="give the --mcp-stdio servers this variable: NAME copies it from zigai's environment, "
+                          "NAME=VALUE sets it (repeatable; by default servers get only HOME, PATH, USER, "
+                          "SHELL, TERM, LOGNAME, TMPDIR, LANG and LC_*)")
+    run.add_argument("--mcp-inherit-env", action="store_true", default=None,
+                     help="give the --mcp-stdio servers zigai's whole environment, API keys included")
     run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
     run.add_argument("--pause-file", metavar="FILE", default="zigai-pause.json",
                      help="where a run paused for approval is saved (default: %(default)s)")
@@ -172,14 +178,21 @@ def _settings(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
         "output_schema": args.output_schema, "max_requests": args.max_requests,
         "timeout": args.timeout, "retries": args.retries,
         "mcp_stdio": tuple(args.mcp_stdio) if args.mcp_stdio else None,
+        "mcp_env": tuple(args.mcp_env) if args.mcp_env else None,
+        "mcp_inherit_env": args.mcp_inherit_env,
     }
     values = base.to_json()
     # Precedence, highest first: flags, the environment (ZIGAI_MODEL), the config file.
     if env.get("ZIGAI_MODEL"):
         values["model"] = env["ZIGAI_MODEL"]
     values.update({k: v for k, v in flags.items() if v is not None})
-    if values.get("mcp_stdio"):
-        values["mcp_stdio"] = tuple(values["mcp_stdio"])
+    for key in ("mcp_stdio", "mcp_env"):
+        if values.get(key):
+            values[key] = tuple(values[key])
+    if values.get("mcp_env"):
+        from zigai.cli.config import check_mcp_env
+
+        values["mcp_env"] = check_mcp_env(values["mcp_env"], "--mcp-env")
     if values.get("tools"):
         values["tools"] = os.path.abspath(values["tools"])
     if values.get("output_schema"):

@@ -56,20 +56,25 @@ class RunSettings:
     timeout: float | None = None
     retries: int | None = None
     mcp_stdio: tuple[str, ...] | None = None
+    #: ``--mcp-env NAME[=VALUE]`` items: variables the MCP stdio servers get beyond the allowlist.
+    mcp_env: tuple[str, ...] | None = None
+    #: ``--mcp-inherit-env``: MCP stdio servers inherit zigai's whole environment.
+    mcp_inherit_env: bool | None = None
     #: ``zigai run --spec``: the agent spec file (absolute) that defines the agent instead.
     spec: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         values = {k: v for k, v in asdict(self).items() if v is not None}
-        if "mcp_stdio" in values:
-            values["mcp_stdio"] = list(values["mcp_stdio"])
+        for key in ("mcp_stdio", "mcp_env"):
+            if key in values:
+                values[key] = list(values[key])
         return values
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,), "api_key_env": (str,), "system": (str,), "tools": (str,),
     "output_schema": (str,), "max_requests": (int,), "timeout": (int, float),
-    "retries": (int,), "mcp_stdio": (list,), "spec": (str,),
+    "retries": (int,), "mcp_stdio": (list,), "spec": (str,), "mcp_env": (list,), "mcp_inherit_env": (bool,),
 }
 
 
@@ -89,7 +94,7 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
             raise InvalidCliConfig(f"{where}: unknown key {key!r} (known: {', '.join(sorted(known))})")
         if item is None:
             continue
-        if isinstance(item, bool) or not isinstance(item, _TYPES[key]):
+        if (isinstance(item, bool) and key != "mcp_inherit_env") or not isinstance(item, _TYPES[key]):
             raise InvalidCliConfig(f"{where}: {key!r} has the wrong type")
         values[key] = item
     env_name = values.get("api_key_env")
@@ -108,11 +113,31 @@ def settings_from_json(value: Any, where: str, base_dir: Path | None = None) -> 
         if not all(isinstance(c, str) and c.strip() for c in commands) or len(commands) > 16:
             raise InvalidCliConfig(f"{where}: 'mcp_stdio' must be a list of at most 16 non-empty command strings")
         values["mcp_stdio"] = tuple(commands)
+    if "mcp_env" in values:
+        values["mcp_env"] = check_mcp_env(values["mcp_env"], where)
     if base_dir is not None:
         for key in ("tools", "output_schema", "spec"):
             if key in values and not os.path.isabs(values[key]):
                 values[key] = str(base_dir / values[key])
     return RunSettings(**values)
+
+
+def check_mcp_env(items: Any, where: str) -> tuple[str, ...]:
+    """``mcp_env`` items (``NAME`` or ``NAME=VALUE``); a secret-looking NAME=VALUE is refused."""
+    from zigai.child_process import InvalidChildEnvironment, parse_env_flag
+
+    if not all(isinstance(item, str) for item in items) or len(items) > 64:
+        raise InvalidCliConfig(f"{where}: 'mcp_env' must be a list of at most 64 NAME or NAME=VALUE strings")
+    try:
+        values, _names = parse_env_flag(items)
+    except InvalidChildEnvironment as exc:
+        raise InvalidCliConfig(f"{where}: {exc}") from None
+    for name in values:
+        if any(word in name.lower() for word in _SECRET_WORDS):
+            raise InvalidCliConfig(
+                f"{where}: {name}=VALUE is refused because settings are saved to files; "
+                f"export {name} and pass it by name (--mcp-env {name})")
+    return tuple(items)
 
 
 def load_config(path: str | os.PathLike[str]) -> RunSettings:

@@ -13,6 +13,8 @@ Invariants
     * Every child started is closed (stdin closed, then terminated, then killed at its
       deadline, always reaped) when the stack unwinds, whether the run succeeded or not.
     * The servers' stderr goes to zigai's stderr, so their diagnostics stay visible.
+    * The servers get :func:`zigai.child_process.child_environment`'s allowlist (no API keys)
+      plus the ``--mcp-env NAME[=VALUE]`` items; ``--mcp-inherit-env`` passes everything.
 """
 
 from __future__ import annotations
@@ -41,20 +43,33 @@ def split_command(command: str) -> list[str]:
     return argv
 
 
-def mcp_toolsets(commands: Sequence[str], stack: ExitStack) -> list[Any]:
-    """Start every server and return its toolset; the stack closes them all."""
+def mcp_toolsets(commands: Sequence[str], stack: ExitStack, env_items: Sequence[str] = (), *,
+                 inherit_env: bool = False) -> list[Any]:
+    """Start every server and return its toolset; the stack closes them all.
+
+    ``env_items`` are ``--mcp-env`` values: ``NAME`` (copied from zigai's environment) or
+    ``NAME=VALUE``.
+    """
     if len(commands) > MAX_MCP_SERVERS:
         raise CliUsageError(f"at most {MAX_MCP_SERVERS} --mcp-stdio servers are supported, got {len(commands)}")
-    return [mcp_toolset(split_command(command), f"--mcp-stdio {command!r}", stack) for command in commands]
+    return [mcp_toolset(split_command(command), f"--mcp-stdio {command!r}", stack, env_items=env_items,
+                        inherit_env=inherit_env) for command in commands]
 
 
 def mcp_toolset(argv: Sequence[str], label: str, stack: ExitStack,
-                discover_timeout_ms: int = _DISCOVER_TIMEOUT_MS) -> Any:
+                discover_timeout_ms: int = _DISCOVER_TIMEOUT_MS, *, env_items: Sequence[str] = (),
+                inherit_env: bool = False) -> Any:
     """Start one server (``argv``, named ``label`` in errors); the stack closes it."""
     from zigai import mcp
+    from zigai.child_process import InvalidChildEnvironment, parse_env_flag
 
     try:
-        transport = mcp.StdioTransport(list(argv), mcp.StdioOptions(stderr=mcp.StderrMode.inherit))
+        values, names = parse_env_flag(env_items)
+    except InvalidChildEnvironment as exc:
+        raise CliUsageError(f"--mcp-env: {exc}") from None
+    try:
+        transport = mcp.StdioTransport(list(argv), mcp.StdioOptions(
+            stderr=mcp.StderrMode.inherit, env=values, pass_env=names, inherit_env=inherit_env))
     except mcp.McpError as exc:
         raise CliUsageError(f"{label}: {exc}") from None
     client = stack.enter_context(mcp.Client(transport))

@@ -9,14 +9,13 @@ next interaction — JSON bodies by value with types significant (``1``, ``1.0``
 differ).  A mismatch is answered with HTTP 599 and recorded; :meth:`ReplayServer.check`
 raises :class:`~zigai.cli.errors.CassetteReplayError` for any mismatch or unused interaction.
 
-The server binds ``127.0.0.1`` on an ephemeral port, serves from one daemon thread, never
-reads a request body larger than ``MAX_BODY`` bytes, and is stopped by ``close()`` (it is a
-context manager).  This is demonstration support for our own cassettes, not test tooling.
+The server binds ``127.0.0.1`` on an ephemeral port on the bounded server core
+(:mod:`zigai.http_server`: strict framing, connection cap and timeouts), never reads a request
+body larger than ``MAX_BODY`` bytes, and is stopped by ``close()`` (it is a context manager).  This is demonstration support for our own cassettes, not test tooling.
 """
 
 from __future__ import annotations
 
-import http.server
 import json
 import threading
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from zigai.cli.errors import CassetteReplayError
+from zigai.http_server import HttpServer, Request, Response
 
 __all__ = ["MAX_BODY", "Exchange", "ReplayServer", "load_exchanges"]
 
@@ -117,39 +117,20 @@ class ReplayServer:
         self.mismatches: list[str] = []
         server = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
-                return
+        def handle(request: Request) -> Response:
+            if request.content_length > MAX_BODY:
+                return Response(413, [("Connection", "close")], b"request body too large")
+            status, headers, payload = server._answer(request.method, request.target, request.read_body())
+            out = [(name, value) for name, value in headers
+                   if name.lower() not in ("content-length", "transfer-encoding", "connection")]
+            out += [("Content-Length", str(len(payload))), ("Connection", "close")]
+            return Response(status, out, payload)
 
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY:
-                    self._reply(413, (), b"request body too large")
-                    return
-                raw = self.rfile.read(length) if length else b""
-                status, headers, payload = server._answer(self.command, self.path, raw)
-                self._reply(status, headers, payload)
-
-            def _reply(self, status: int, headers: Any, payload: bytes) -> None:
-                self.send_response(status)
-                for name, value in headers:
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.send_header("Connection", "close")
-                self.end_headers()
-                self.wfile.write(payload)
-
-            do_GET = do_POST = do_PUT = do_DELETE = _handle
-
-        self._httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="zigai-replay", daemon=True)
-        self._thread.start()
+        self._httpd = HttpServer(handle, "127.0.0.1", 0, name="zigai-replay")
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return f"http://127.0.0.1:{self._httpd.port}"
 
     def _answer(self, method: str, target: str, raw: bytes) -> tuple[int, Any, bytes]:
         with self._lock:
@@ -184,9 +165,7 @@ class ReplayServer:
             )
 
     def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+        self._httpd.close()
 
     def __enter__(self) -> ReplayServer:
         return self

@@ -113,7 +113,8 @@ def build_agent(settings: RunSettings, env: Mapping[str, str], err: TextIO, stac
 
         if stack is None:
             raise CliUsageError("MCP stdio servers need a stack that closes them")
-        options["toolsets"] = mcp_toolsets(settings.mcp_stdio, stack)
+        options["toolsets"] = mcp_toolsets(settings.mcp_stdio, stack, settings.mcp_env or (),
+                                           inherit_env=bool(settings.mcp_inherit_env))
     if settings.output_schema:
         options["output"] = _output_spec(settings.output_schema, model.profile)
     if settings.max_requests is not None:

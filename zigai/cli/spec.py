@@ -96,7 +96,8 @@ def spec_agent(settings: Any, env: Mapping[str, str], stack: ExitStack) -> Any:
     from zigai.cli.mcp_stdio import mcp_toolset
 
     def connect(server: Any) -> Any:
-        return mcp_toolset(list(server.command), f"mcp server {server.name!r}", stack, server.timeout_ms)
+        return mcp_toolset(list(server.command), f"mcp server {server.name!r}", stack, server.timeout_ms,
+                           env_items=settings.mcp_env or (), inherit_env=bool(settings.mcp_inherit_env))
 
     with load(settings.spec) as owned:
         resolved = resolve(owned, catalogs(settings.tools, settings.spec, stack), model_string_factory,
@@ -132,5 +133,9 @@ def spec_settings(args: Any) -> Any:
     given = [f"--{name.replace('_', '-')}" for name in _SPEC_CONFLICTS if getattr(args, name) is not None]
     if given:
         raise CliUsageError(f"--spec defines the agent; remove {', '.join(given)} (set it in the spec)")
+    from zigai.cli.config import check_mcp_env
+
     return RunSettings(spec=os.path.abspath(args.spec),
-                       tools=os.path.abspath(args.tools) if args.tools else None)
+                       tools=os.path.abspath(args.tools) if args.tools else None,
+                       mcp_env=check_mcp_env(args.mcp_env, "--mcp-env") if args.mcp_env else None,
+                       mcp_inherit_env=args.mcp_inherit_env)

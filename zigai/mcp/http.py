@@ -14,6 +14,9 @@ Invariants
     * A JSON body is bounded by the MCP message profile (limit + 1 bytes raise
       :class:`McpMessageTooLarge`); each SSE event is bounded before JSON parsing (limit + 1
       raises :class:`SseEventTooLarge`).  Parser state is request-local.
+    * A request that is cancelled or passes its deadline is also announced to the server with a
+      ``notifications/cancelled`` POST (its own thread, bounded by ``CANCEL_NOTICE_S``), as
+      over stdio, for servers that do not watch their connections.
     * Cancellation closes the request's response stream: the waiting caller returns at once and
       the worker's request is cancelled through the transport's cancellation token (a
       transport that honours it, as :class:`~zigai.transport.HttpTransport` does, stops
@@ -35,6 +38,7 @@ Invariants
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -66,6 +70,8 @@ from zigai.mcp.jsonrpc import (
     JsonRpcNotification,
     JsonRpcResponse,
     decode_message,
+    encode,
+    notification_message,
 )
 from zigai.mcp.sse import LINE_OVERHEAD_BYTES, SseParser
 from zigai.mcp.transport import (
@@ -95,6 +101,9 @@ __all__ = ["StreamableHttpTransport", "HeaderProvider"]
 
 HeaderProvider = Callable[[OutgoingRequest], Sequence[tuple[str, str]]]
 _ACCEPT = "application/json, text/event-stream"
+_log = logging.getLogger("zigai.mcp.http")
+#: Seconds a ``notifications/cancelled`` POST may take after a request is given up.
+CANCEL_NOTICE_S = 2.0
 _OWNED = frozenset({"content-type", "accept", HEADER_PROTOCOL_VERSION.lower(), HEADER_METHOD.lower(),
                     HEADER_NAME.lower(), "mcp-session-id", "last-event-id"})
 
@@ -180,9 +189,28 @@ class StreamableHttpTransport:
             raise
         try:
             return exchange.wait(deadline, is_cancelled, on_notification)
+        except (McpRequestCancelled, McpRequestTimedOut) as exc:
+            self._announce_cancelled(request, "the request timed out" if isinstance(exc, McpRequestTimedOut)
+                                     else "the client cancelled the request")
+            raise
         finally:
             abort.set()  # the worker drops whatever it reads from now on
             stop.cancel("the MCP client stopped waiting for this response")
+
+    def _announce_cancelled(self, request: OutgoingRequest, reason: str) -> None:
+        """POST ``notifications/cancelled`` for ``request`` on a short-lived thread (best effort)."""
+        if self._closed:
+            return
+        body = encode(notification_message("notifications/cancelled", {"requestId": request.id, "reason": reason}))
+
+        def send() -> None:
+            try:
+                self.notify("notifications/cancelled", body, protocol_version=request.protocol_version,
+                            deadline=time.monotonic() + CANCEL_NOTICE_S)
+            except Exception as exc:  # the server may be gone: closing the stream already cancelled it
+                _log.debug("notifications/cancelled for %r was not delivered: %s", request.id, exc)
+
+        threading.Thread(target=send, daemon=True, name=f"zigai-mcp-http-cancel-{request.id!r}").start()
 
     def notify(self, method: str, body: bytes, *, protocol_version: str, deadline: float | None) -> None:
         outgoing = OutgoingRequest(id="", method=method, body=body, protocol_version=protocol_version)

@@ -506,8 +506,8 @@ class Server:
                            sorted(MRTR_METHODS))
                 raise InternalError(f"the server failed while handling {request.method}") from None
             raw = seal_round(request.method, params, still.needed, round_input, capabilities, self._state_key)
-        except Exception:
-            _log.exception("MCP handler for %s failed", request.method)
+        except Exception:  # after the client cancelled, a failure is expected: no ERROR traceback then
+            (_log.debug if context.control.cancelled else _log.exception)("MCP handler for %s failed", request.method)
             raise InternalError(f"the server failed while handling {request.method}") from None
         finally:
             _current.reset(reset)
@@ -624,8 +624,8 @@ class Server:
             raise
         except ModelRetry as exc:
             return error_result(str(exc)).to_json()
-        except Exception:
-            _log.exception("MCP tool %r failed", name)
+        except Exception:  # after the client cancelled, a failure is expected: no ERROR traceback then
+            (_log.debug if request.control.cancelled else _log.exception)("MCP tool %r failed", name)
             return error_result(f"tool {name!r} failed").to_json()
         if isinstance(value, InputRequired):  # multi round-trip: the client answers and retries
             raise InputStillNeeded(value)
@@ -646,7 +646,7 @@ class Server:
         except (McpErrorResponse, InputStillNeeded):
             raise
         except Exception:
-            _log.exception("MCP tool %r failed", tool.name)
+            (_log.debug if request.control.cancelled else _log.exception)("MCP tool %r failed", tool.name)
             return error_result(f"tool {tool.name!r} failed")
         blocks = list(tool_value(output.content).content)
         structured = None if isinstance(output.content, str) else output.content

@@ -28,8 +28,17 @@ Invariants
     * The default policy accepts cleartext and browser origins only for loopback hosts, and only
       loopback ``Host`` values; widen it explicitly for a deployment.
     * ``Mcp-Session-Id`` and ``Last-Event-ID`` are ignored: no sessions, no resumption.
-    * WSGI servers fold repeated headers; the ``http.server`` entry sees every header line, so it
-      also refuses duplicated routing headers.
+    * WSGI servers fold repeated headers; :func:`serve_http` sees every header line, so it also
+      refuses duplicated routing headers.
+
+Built-in server
+    :func:`serve_http` runs on :class:`zigai.http_server.HttpServer`, which frames requests
+    strictly before this module sees them (any ``Transfer-Encoding``, a repeated or malformed
+    ``Content-Length`` -> 400 and the connection closed), bounds connections and their
+    timeouts (``limits=``), and writes each JSON answer in one segment with ``TCP_NODELAY``.
+    The connection is watched while a handler runs: a client that closes it cancels the
+    handler's token within ``_GONE_POLL_S`` (0.25 s), whether the answer is still pending or
+    already streaming.
 """
 
 from __future__ import annotations
@@ -43,10 +52,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from zigai.control import CancellationToken
+from zigai.http_server import HttpServer, Request, ServerLimits
 from zigai.json import dumps
 from zigai.mcp.auth_server import BearerAuthPolicy
 from zigai.mcp.errors import (
@@ -70,6 +79,7 @@ __all__ = ["DeploymentPolicy", "HttpReply", "handle_http", "wsgi_app", "serve_ht
 
 _log = logging.getLogger("zigai.mcp.server_http")
 _LOOPBACK_NAMES = frozenset({"localhost"})
+_GONE_POLL_S = 0.25
 
 
 def _is_loopback(host: str) -> bool:
@@ -189,10 +199,13 @@ def _accepts(headers: dict[str, tuple[str, ...]]) -> bool:
 
 def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
                 headers: Iterable[tuple[str, str]], read_body: Callable[[int], bytes], tls: bool,
-                auth: BearerAuthPolicy | None = None, path: str = "") -> HttpReply:
+                auth: BearerAuthPolicy | None = None, path: str = "",
+                client_gone: Callable[[], bool] | None = None) -> HttpReply:
     """Serve one HTTP exchange (see the module docstring for the order of checks).
 
     ``path`` (the request target's path) is only consulted to serve ``auth``'s metadata.
+    ``client_gone()`` says whether the client has closed its connection; while a handler runs
+    it is polled every ``_GONE_POLL_S`` and a True cancels the handler's token.
     """
     policy = policy or DeploymentPolicy()
     folded: dict[str, tuple[str, ...]] = {}
@@ -244,11 +257,16 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
         return _json_reply(202, None)
     if not isinstance(message, JsonRpcRequest):
         return _json_reply(400, error_message(None, InvalidRequest("clients do not send responses").to_json()))
-    return _exchange(server, policy, value, message.method == "subscriptions/listen", folded, tls)
+    return _exchange(server, policy, value, message.method == "subscriptions/listen", folded, tls,
+                     client_gone or _never)
+
+
+def _never() -> bool:
+    return False
 
 
 def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool,
-              headers: dict[str, tuple[str, ...]], tls: bool) -> HttpReply:
+              headers: dict[str, tuple[str, ...]], tls: bool, client_gone: Callable[[], bool]) -> HttpReply:
     token = CancellationToken()
     items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1024)
 
@@ -274,10 +292,14 @@ def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool
     threading.Thread(target=work, daemon=True, name="zigai-mcp-http-request").start()
     first: tuple[str, Any] | None = None
     if not listen:
-        try:
-            first = items.get(timeout=policy.sse_commit_s)
-        except queue.Empty:
-            first = None
+        commit = time.monotonic() + policy.sse_commit_s
+        while first is None and (left := commit - time.monotonic()) > 0:
+            try:
+                first = items.get(timeout=min(left, _GONE_POLL_S))
+            except queue.Empty:
+                if client_gone():
+                    token.cancel("the client closed its connection")
+                    return _json_reply(204, None)  # nobody is left to read it
         if first is not None and first[0] == "final":
             reply = first[1]
             if reply is NO_REPLY or reply is None:  # pragma: no cover - only after a cancel, which needs a stream
@@ -285,11 +307,11 @@ def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool
             return _json_reply(_status_of(reply), reply)
     headers_out = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
                    ("X-Accel-Buffering", "no")]
-    return HttpReply(200, headers_out, _stream(items, first, token, policy.keepalive_s))
+    return HttpReply(200, headers_out, _stream(items, first, token, policy.keepalive_s, client_gone))
 
 
 def _stream(items: queue.Queue[tuple[str, Any]], first: tuple[str, Any] | None, token: CancellationToken,
-            keepalive_s: float) -> Iterator[bytes]:
+            keepalive_s: float, client_gone: Callable[[], bool]) -> Iterator[bytes]:
     finished = False
     try:
         pending = first
@@ -297,8 +319,10 @@ def _stream(items: queue.Queue[tuple[str, Any]], first: tuple[str, Any] | None, 
         while True:
             if pending is None:
                 try:
-                    pending = items.get(timeout=min(keepalive_s, 0.25))
+                    pending = items.get(timeout=min(keepalive_s, _GONE_POLL_S))
                 except queue.Empty:
+                    if client_gone():
+                        return  # the finally block cancels the request
                     if time.monotonic() - last >= keepalive_s:
                         last = time.monotonic()
                         yield b": keepalive\n\n"
@@ -341,76 +365,35 @@ def wsgi_app(server: Server, policy: DeploymentPolicy | None = None, *,
     return app
 
 
-# ----------------------------------------------------------------------------- http.server
+# ----------------------------------------------------------------------------- the built-in server
 
 
-def _handler_class(server: Server, policy: DeploymentPolicy | None,
-                   auth: list[BearerAuthPolicy | None] | None = None) -> type[BaseHTTPRequestHandler]:
-    holder: list[BearerAuthPolicy | None] = auth if auth is not None else [None]
+def _handler(server: Server, policy: DeploymentPolicy | None,
+             holder: list[BearerAuthPolicy | None]) -> Callable[[Request], HttpReply]:
+    def handle(request: Request) -> HttpReply:
+        return handle_http(server, policy, method=request.method, headers=request.headers,
+                           read_body=request.read_body, tls=request.tls, auth=holder[0], path=request.target,
+                           client_gone=request.client_gone)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def _serve(self) -> None:
-            tls = isinstance(self.connection, ssl.SSLSocket)
-            consumed: list[int] = []
-
-            def read_body(length: int) -> bytes:
-                consumed.append(length)
-                return self.rfile.read(length)
-
-            reply = handle_http(server, policy, method=self.command, headers=self.headers.items(),
-                                read_body=read_body, tls=tls, auth=holder[0], path=self.path)
-            self.send_response(reply.status)
-            for name, value in reply.headers:
-                self.send_header(name, value)
-            if not consumed and self.headers.get("content-length", "0") != "0":
-                self.send_header("Connection", "close")  # the unread body must not reach the next request
-                self.close_connection = True
-            if isinstance(reply.body, bytes):
-                self.end_headers()
-                self.wfile.write(reply.body)
-                return
-            self.send_header("Connection", "close")
-            self.close_connection = True
-            self.end_headers()
-            body = reply.body
-            try:
-                for piece in body:
-                    self.wfile.write(piece)
-                    self.wfile.flush()
-            except OSError:
-                pass  # the client went away: closing the iterator cancels the request
-            finally:
-                close = getattr(body, "close", None)
-                if callable(close):
-                    close()
-
-        do_POST = do_GET = do_DELETE = do_PUT = do_PATCH = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            _log.debug("%s %s", self.address_string(), format % args)
-
-    return Handler
+    return handle
 
 
 class HttpServerHandle:
-    """A running loopback-or-configured ``http.server`` serving one MCP server; close it when done."""
+    """A running loopback-or-configured server for one MCP server; close it when done.
 
-    def __init__(self, httpd: ThreadingHTTPServer, server: Server, url: str) -> None:
+    ``httpd`` is the :class:`~zigai.http_server.HttpServer` underneath (its ``limits``,
+    ``active_connections`` and ``refused_connections``).
+    """
+
+    def __init__(self, httpd: HttpServer, server: Server, url: str) -> None:
         self.httpd = httpd
         self.server = server
         self.url = url
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True, name="zigai-mcp-http-server")
-        self._thread.start()
 
     def close(self) -> None:
-        """End listen streams gracefully, stop accepting, close the socket."""
+        """End listen streams gracefully, stop accepting, end every connection."""
         self.server.close_listeners()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self._thread.join(2.0)
+        self.httpd.close()
 
     def __enter__(self) -> HttpServerHandle:
         return self
@@ -421,28 +404,27 @@ class HttpServerHandle:
 
 def serve_http(server: Server, host: str = "127.0.0.1", port: int = 0, *, path: str = "/mcp",
                policy: DeploymentPolicy | None = None, ssl_context: ssl.SSLContext | None = None,
-               auth: BearerAuthPolicy | Callable[[str], BearerAuthPolicy] | None = None) -> HttpServerHandle:
-    """Serve ``server`` on a ThreadingHTTPServer in a background thread (every path is the endpoint).
+               auth: BearerAuthPolicy | Callable[[str], BearerAuthPolicy] | None = None,
+               limits: ServerLimits | None = None) -> HttpServerHandle:
+    """Serve ``server`` on a :class:`~zigai.http_server.HttpServer` in background threads.
 
-    ``auth`` protects it with a :class:`~zigai.mcp.auth_server.BearerAuthPolicy` (and serves
-    that policy's protected resource metadata); pass a callable to build the policy from the
-    served URL (useful with ``port=0``).
+    Every path is the endpoint.  ``limits`` bounds connections and their timeouts (defaults:
+    64 connections, 15 s idle, 10 s head, 30 s body, 30 s per write).  ``auth`` protects it
+    with a :class:`~zigai.mcp.auth_server.BearerAuthPolicy` (and serves that policy's
+    protected resource metadata); pass a callable to build the policy from the served URL
+    (useful with ``port=0``).
     """
     holder: list[BearerAuthPolicy | None] = [auth if isinstance(auth, BearerAuthPolicy) else None]
-    httpd = ThreadingHTTPServer((host, port), _handler_class(server, policy, holder))
-    httpd.daemon_threads = True
-    scheme = "http"
-    if ssl_context is not None:
-        httpd.socket = ssl_context.wrap_socket(httpd.socket, server_side=True)
-        scheme = "https"
-    bound_host, bound_port = httpd.server_address[:2]
-    host_text = bound_host.decode() if isinstance(bound_host, bytes) else str(bound_host)
+    httpd = HttpServer(_handler(server, policy, holder), host, port, limits=limits, ssl_context=ssl_context,
+                       name="zigai-mcp-http")
+    scheme = "http" if ssl_context is None else "https"
+    host_text, bound_port = httpd.address
     shown = f"[{host_text}]" if ":" in host_text else host_text
     url = f"{scheme}://{shown}:{bound_port}{path}"
     if auth is not None and not isinstance(auth, BearerAuthPolicy):
         try:
             holder[0] = auth(url)
         except BaseException:
-            httpd.server_close()
+            httpd.close()
             raise
     return HttpServerHandle(httpd, server, url)

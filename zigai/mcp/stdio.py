@@ -20,9 +20,13 @@ Invariants
       output is read and the child is stopped at :meth:`close`.  Exactly-at-limit passes.
     * At most ``max_pending`` requests are accepted and unanswered at once; one more raises
       :class:`McpRequestQueueFull` before anything is written.
-    * Shutdown closes stdin, polls for exit up to ``shutdown_timeout_s``, sends SIGTERM and polls
-      up to ``terminate_timeout_s``, then SIGKILLs and reaps.  The child is always reaped: by
-      :meth:`close`, by a restart, or by a finalizer if the transport is dropped unclosed.
+    * The child leads its own session (process group), so helpers it starts belong to it.
+      Shutdown closes stdin, polls for exit up to ``shutdown_timeout_s``, sends SIGTERM to the
+      group and waits up to ``terminate_timeout_s`` for the child to exit and its output to
+      close, then SIGKILLs the group, reaps the child and joins the reader thread
+      (:func:`zigai.child_process.stop_group`).  A helper that keeps stdout open cannot outlive
+      :meth:`close`.  The child is always reaped: by :meth:`close`, by a restart, or by a
+      finalizer (which kills the group) if the transport is dropped unclosed.
     * stderr is explicitly inherited or discarded (:class:`StderrMode`); it is never read.
 """
 
@@ -40,6 +44,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zigai.child_process import (
+    InvalidChildEnvironment,
+    child_environment,
+    exit_status,
+    kill_group,
+    spawn_options,
+    stop_group,
+)
 from zigai.json import Limits, defaults
 from zigai.mcp.errors import (
     InvalidMcpMessage,
@@ -84,12 +96,17 @@ class StderrMode(enum.Enum):
 class StdioOptions:
     """How the child is started, bounded and stopped.
 
-    ``env`` is the child's complete environment (None inherits this process's); ``max_restarts``
+    The child's environment is :func:`zigai.child_process.child_environment`: a small allowlist of
+    this process's variables (``HOME``, ``PATH``, ``LANG``, ...; no API keys), plus the names in
+    ``pass_env`` copied from this process, plus ``env``'s values; ``inherit_env=True`` copies
+    this process's whole environment instead of the allowlist.  ``max_restarts``
     lets a request after an unexpected exit start a fresh child (the protocol is stateless, so
     only in-flight requests are lost).
     """
 
     env: Mapping[str, str] | None = None
+    pass_env: tuple[str, ...] = ()
+    inherit_env: bool = False
     cwd: str | None = None
     stderr: StderrMode = StderrMode.inherit
     max_line_bytes: int = defaults.mcp_message.max_document_bytes
@@ -114,50 +131,37 @@ class StdioOptions:
             self.stderr_target()
         except ValueError as exc:
             raise InvalidMcpRequest(f"StdioOptions.stderr: {exc}") from None
+        if isinstance(self.pass_env, str):
+            raise InvalidMcpRequest("StdioOptions.pass_env must be a sequence of names, not one string")
+        try:
+            self.child_env()
+        except InvalidChildEnvironment as exc:
+            raise InvalidMcpRequest(f"StdioOptions: {exc}") from None
+
+    def child_env(self) -> dict[str, str]:
+        """The complete environment the child starts with (see the class docstring)."""
+        return child_environment(self.env, pass_through=self.pass_env, inherit_all=self.inherit_env)
 
     def stderr_target(self) -> int | None:
         return None if StderrMode(self.stderr) is StderrMode.inherit else subprocess.DEVNULL
 
 
 def _wait_exit(process: subprocess.Popen[bytes], timeout_s: float) -> bool:
-    """Poll (never a blocking wait) until the child exits or the timeout passes."""
+    """Poll (never a blocking wait, never reaping) until the child exits or the timeout passes."""
     end = time.monotonic() + timeout_s
-    while process.poll() is None:
+    while exit_status(process) is None:
         if time.monotonic() >= end:
             return False
         time.sleep(_POLL_S)
     return True
 
 
-def _stop(process: subprocess.Popen[bytes], shutdown_s: float, terminate_s: float) -> None:
-    """stdin closed -> poll -> SIGTERM -> poll -> SIGKILL -> reap."""
-    try:
-        if process.stdin is not None and not process.stdin.closed:
-            process.stdin.close()
-    except OSError:
-        pass
-    if _wait_exit(process, shutdown_s):
-        return
-    try:
-        process.terminate()
-    except OSError:  # pragma: no cover - exited between poll and terminate
-        pass
-    if _wait_exit(process, terminate_s):
-        return
-    try:
-        process.kill()
-    except OSError:  # pragma: no cover - exited between poll and kill
-        pass
-    process.wait()
+def _drained(reader: threading.Thread) -> Callable[[float], bool]:
+    def wait(timeout: float) -> bool:
+        reader.join(timeout)
+        return not reader.is_alive()
 
-
-def _finalize(process: subprocess.Popen[bytes]) -> None:  # pragma: no cover - runs at garbage collection
-    if process.poll() is None:
-        try:
-            process.kill()
-        except OSError:
-            pass
-    process.wait()
+    return wait
 
 
 class _Child:
@@ -168,12 +172,12 @@ class _Child:
         try:
             self.process: subprocess.Popen[bytes] = subprocess.Popen(
                 list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=options.stderr_target(), env=dict(options.env) if options.env is not None else None,
-                cwd=options.cwd, bufsize=0,
+                stderr=options.stderr_target(), env=options.child_env(),
+                cwd=options.cwd, bufsize=0, **spawn_options(),
             )
         except OSError as exc:
             raise McpConnectionFailed(f"could not start the MCP stdio server {command[0]!r}: {exc}") from None
-        self.finalizer = weakref.finalize(owner, _finalize, self.process)
+        self.finalizer = weakref.finalize(owner, kill_group, self.process)
         self.writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self.broken: McpError | None = None
         self.reader = threading.Thread(target=owner._read_loop, args=(self,), daemon=True,
@@ -209,7 +213,7 @@ class StdioTransport:
 
     @property
     def returncode(self) -> int | None:
-        return self._child.process.poll()
+        return exit_status(self._child.process)
 
     # -- McpTransport ----------------------------------------------------------------------
 
@@ -301,9 +305,10 @@ class StdioTransport:
         child.writes.put(None)
         child.writer.join(0.2)
         options = self.options
-        _stop(child.process, options.shutdown_timeout_s, options.terminate_timeout_s)
+        stop_group(child.process, shutdown_s=options.shutdown_timeout_s, terminate_s=options.terminate_timeout_s,
+                   drained=_drained(child.reader))
         child.finalizer.detach()
-        child.reader.join(1.0)
+        child.reader.join(2.0)
         if child.process.stdout is not None:
             child.process.stdout.close()
 
@@ -367,7 +372,7 @@ class StdioTransport:
             self._break(child, exc)
             return
         _wait_exit(child.process, 0.2)
-        code = child.process.poll()
+        code = exit_status(child.process)
         self._break(child, McpServerExited(
             f"the MCP stdio server {self.command[0]!r} exited"
             + (f" with code {code}" if code is not None else " (closed its output)"), returncode=code))

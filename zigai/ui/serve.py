@@ -1,48 +1,35 @@
-"""A threaded ``wsgiref`` server on loopback for development, demos and tests.
+"""A bounded threaded server on loopback for development, demos and tests.
 
-``LocalServer(app)`` binds ``127.0.0.1`` on an ephemeral port (or the one given), serves
-each connection on its own daemon thread and stops when the ``with`` block exits.  It is
-the standard library's reference server: use a production WSGI server to deploy.
+``LocalServer(app)`` binds ``127.0.0.1`` on an ephemeral port (or the one given), serves a
+WSGI application on :class:`zigai.http_server.HttpServer` and stops when the ``with`` block
+exits.  The core bounds what a slow or idle client can hold: at most ``max_connections``
+connections (one more is answered 503 and closed), idle keep-alive connections close after
+``idle_timeout_s``, a request head must arrive within ``head_timeout_s``, a body within
+``body_timeout_s``, each write within ``write_timeout_s`` (see :class:`ServerLimits`).
+Use a production WSGI server to deploy.
 """
 
 from __future__ import annotations
 
-import threading
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from zigai.http_server import HttpServer, ServerLimits, wsgi_handler
 
 __all__ = ["LocalServer"]
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - wsgiref's name
-        pass
-
-
 class LocalServer:
-    """Serve a WSGI app on 127.0.0.1 in a background thread (a context manager)."""
+    """Serve a WSGI app on 127.0.0.1 in background threads (a context manager; serving starts at once)."""
 
-    def __init__(self, app: Any, port: int = 0) -> None:
-        self._server = make_server("127.0.0.1", port, app, server_class=_ThreadingServer,
-                                   handler_class=_QuietHandler)
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
+    def __init__(self, app: Any, port: int = 0, *, limits: ServerLimits | None = None) -> None:
+        self.server = HttpServer(wsgi_handler(app), "127.0.0.1", port, limits=limits, name="zigai-ui-http")
 
     @property
     def url(self) -> str:
-        port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}"
+        return f"http://127.0.0.1:{self.server.port}"
 
     def __enter__(self) -> LocalServer:
-        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self.server.close()
