@@ -232,9 +232,11 @@ The tree (bases here, named leaves in their modules)::
     │                                                 structure, e.g. CapabilityDependencyCycle)
     ├── HarnessError              zigai.harness       InvalidHarness, ArtifactLimitExceeded,
     │                                                 HarnessResultClosed
-    └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
-                                                      InvalidPauseFile), OutputFileNotWritten,
-                                                      CassetteReplayError
+    ├── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
+    │                                                 InvalidPauseFile), OutputFileNotWritten,
+    │                                                 CassetteReplayError
+    └── ConformanceError          zigai.conformance   InvalidCassette, InvalidScenarios,
+                                                      DuplicateScenarioId
 """
 
 from __future__ import annotations
@@ -273,6 +275,7 @@ __all__ = [
     "AgentSpecError",
     "HarnessError",
     "CliError",
+    "ConformanceError",
 ]
 
 
@@ -406,3 +409,7 @@ class HarnessError(ZigAIError):
 
 class CliError(ZigAIError):
     """Command-line usage or configuration failure."""
+
+
+class ConformanceError(ZigAIError):
+    """A conformance kit input (cassette, scenario file) is invalid."""
