@@ -40,7 +40,11 @@ def add_conformance_parser(commands: Any, out: TextIO | None) -> None:
     serve.add_argument("--port", type=int, default=0, help="port to bind (default: a free one)")
     serve.add_argument("--allow-remote", action="store_true",
                        help="allow a --host that is not a loopback address")
-    run.add_argument("--only", metavar="GLOB", help="run only cassettes whose relative path matches")
+    run.add_argument("--only", metavar="GLOB", action="append",
+                     help="run only cassettes whose relative path matches (repeatable)")
+    run.add_argument("--server", metavar="URL",
+                     help="use a running 'zigai conformance serve' at URL (same --cassettes) instead of "
+                          "starting one; its report files are that server's")
 
 
 def _catalog(args: argparse.Namespace) -> list[Any]:
@@ -84,7 +88,11 @@ def conformance_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
 
         from zigai.conformance.driver import run_entries
 
-        chosen = [e for e in entries if args.only is None or fnmatch.fnmatchcase(e.relative, args.only)]
+        chosen = [e for e in entries
+                  if args.only is None or any(fnmatch.fnmatchcase(e.relative, glob) for glob in args.only)]
+        if args.server is not None:
+            _, failed, _ = run_entries(chosen, args.server, out)
+            return 1 if failed else 0
         with ConformanceServer(entries, rechunk=args.rechunk, seed=args.seed) as server:
             _, failed, _ = run_entries(chosen, server, out)
             reports.write(server)

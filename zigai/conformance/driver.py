@@ -31,7 +31,7 @@ from zigai.conformance.routes import LATER_WORK, Skip, build_file_provider, buil
 from zigai.conformance.scenarios import STREAMED_FAMILIES, Scenario
 from zigai.conformance.server import ConformanceServer
 
-__all__ = ["RebasedTransport", "check_result", "run_entries", "run_entry"]
+__all__ = ["RebasedTransport", "RemoteServer", "check_result", "run_entries", "run_entry"]
 
 
 class RebasedTransport:
@@ -293,17 +293,43 @@ def _run_follow_up(agent: Any, prompt: str, history: tuple[Any, ...]) -> None:
         check_result(second, {"requests": 1})
 
 
-def _server_verdict(server: ConformanceServer, entry: Entry) -> None:
-    state = server.state(entry.id)
-    if state.failure is not None:
-        raise AssertionError(f"server: {state.failure['message']}")
-    if state.consumed < len(entry.interactions):
+class RemoteServer:
+    """A conformance server already running at ``base_url`` (``zigai conformance serve``),
+    seen through its ``GET /_status``."""
+
+    def __init__(self, base_url: str, http: Any) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.http = http
+
+    def prefix(self, scenario_id: str) -> str:
+        return f"{self.base_url}/s/{scenario_id}"
+
+    def scenario_status(self, scenario_id: str) -> dict[str, Any]:
+        from zigai.transport import TransportRequest
+
+        response = self.http.send(TransportRequest("GET", f"{self.base_url}/_status"))
+        if response.status != 200:
+            raise AssertionError(f"GET {self.base_url}/_status answered HTTP {response.status}")
+        for scenario in json.loads(response.body)["scenarios"]:
+            if scenario["id"] == scenario_id:
+                return dict(scenario)
+        raise AssertionError(f"the server at {self.base_url} does not serve scenario {scenario_id!r}")
+
+
+Server = ConformanceServer | RemoteServer
+
+
+def _server_verdict(server: Server, entry: Entry) -> None:
+    status = server.scenario_status(entry.id)
+    if status["first_mismatch"] is not None:
+        raise AssertionError(f"server: {status['first_mismatch']['message']}")
+    if status["consumed"] < len(entry.interactions):
         pending = ", ".join(f"#{i} {it.method} {it.target}" for i, it in enumerate(entry.interactions)
-                            if i >= state.consumed)
-        raise AssertionError(f"{len(entry.interactions) - state.consumed} unconsumed interaction(s): {pending}")
+                            if i >= status["consumed"])
+        raise AssertionError(f"{len(entry.interactions) - status['consumed']} unconsumed interaction(s): {pending}")
 
 
-def run_entry(entry: Entry, server: ConformanceServer, http: Any) -> None:
+def run_entry(entry: Entry, server: Server, http: Any) -> None:
     """Run one recording's scenario through ``server``; raises Skip or AssertionError."""
     route = detect_route(entry.path, entry.interactions[0])
     # A route that belongs to later work skips by its name before scenario lookup, so a
@@ -357,25 +383,27 @@ def _expect_run(agent: Any, scenario: Scenario, expect: dict[str, Any], index: i
         check_result(result, expect)
 
 
-def run_entries(entries: list[Entry], server: ConformanceServer, out: TextIO) -> tuple[int, int, int]:
-    """Run every entry in order; prints one line each and the totals."""
+def run_entries(entries: list[Entry], server: ConformanceServer | str, out: TextIO) -> tuple[int, int, int]:
+    """Run every entry in order against ``server`` (or the base URL of a running one); prints
+    one line each and the totals."""
     from zigai.security import UrlPolicy
     from zigai.transport import HttpTransport
 
     passed = failed = skipped = 0
     with HttpTransport(url_policy=UrlPolicy.local_development(), default_timeout_s=60.0) as http:
+        target = RemoteServer(server, http) if isinstance(server, str) else server
         for entry in entries:
             try:
-                run_entry(entry, server, http)
+                run_entry(entry, target, http)
             except Skip as exc:
                 skipped += 1
                 print(f"SKIP {entry.relative}: {exc}", file=out)
             except Exception as exc:  # noqa: BLE001 - every failure is reported, not raised
                 failed += 1
-                state = server.state(entry.id)
                 reason = f"{type(exc).__name__}: {exc}"
-                if state.failure is not None and "server:" not in reason:
-                    reason = f"server: {state.failure['message']} (zigai: {reason})"
+                mismatch = target.scenario_status(entry.id)["first_mismatch"] if "server:" not in reason else None
+                if mismatch is not None:
+                    reason = f"server: {mismatch['message']} (zigai: {reason})"
                 print(f"FAIL {entry.relative}: {reason.replace(chr(10), ' ')[:600]}", file=out)
                 if os.environ.get("ZIGAI_CONFORMANCE_TRACEBACK"):
                     traceback.print_exc(file=out)

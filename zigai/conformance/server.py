@@ -116,8 +116,10 @@ class ConformanceServer:
         """The origin an implementation uses for scenario ``scenario_id``."""
         return f"{self.base_url}/s/{scenario_id}"
 
-    def state(self, scenario_id: str) -> ScenarioState:
-        return self._states[scenario_id]
+    def scenario_status(self, scenario_id: str) -> dict[str, Any]:
+        """One scenario's entry of :meth:`status`."""
+        with self._lock:
+            return self._states[scenario_id].to_json(self.base_url)
 
     # -- reporting -----------------------------------------------------------------------
 
