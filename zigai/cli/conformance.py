@@ -48,7 +48,12 @@ def add_conformance_parser(commands: Any, out: TextIO | None) -> None:
 
 
 def _catalog(args: argparse.Namespace) -> list[Any]:
-    from zigai.conformance.catalog import build_catalog, load_all_scenarios, packaged_cassettes, packaged_scenarios
+    from zigai.conformance.catalog import (
+        build_catalog,
+        load_all_scenarios,
+        packaged_cassettes,
+        packaged_scenarios,
+    )
 
     roots = args.cassettes or [packaged_cassettes()]
     missing = [str(p) for p in [*roots, *args.scenarios] if not p.exists()]

@@ -20,7 +20,12 @@ default and never opens an outbound connection.
 from __future__ import annotations
 
 from zigai.conformance.cassette import InvalidCassette
-from zigai.conformance.catalog import DuplicateScenarioId, build_catalog, packaged_cassettes, packaged_scenarios
+from zigai.conformance.catalog import (
+           DuplicateScenarioId,
+           build_catalog,
+           packaged_cassettes,
+           packaged_scenarios,
+)
 from zigai.conformance.scenarios import InvalidScenarios, load_scenarios
 from zigai.conformance.server import ConformanceServer
 

@@ -27,7 +27,13 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from zigai.conformance.catalog import Entry
-from zigai.conformance.routes import LATER_WORK, Skip, build_file_provider, build_model, detect_route
+from zigai.conformance.routes import (
+    LATER_WORK,
+    Skip,
+    build_file_provider,
+    build_model,
+    detect_route,
+)
 from zigai.conformance.scenarios import STREAMED_FAMILIES, Scenario
 from zigai.conformance.server import ConformanceServer
 
