@@ -382,3 +382,19 @@ def test_a_remote_server_is_read_through_its_status(tmp_path: Path) -> None:
                 remote.scenario_status("nope")
             with pytest.raises(AssertionError, match="answered HTTP 404"):
                 RemoteServer(server.base_url + "/elsewhere", http).scenario_status("x")
+
+
+def test_package_data_ships_every_recording_and_scenario_file() -> None:
+    """``pip install zigai`` is enough to run the kit: setup.cfg's package data of
+    zigai.conformance covers every file under the packaged cassettes and the schema."""
+    import configparser
+
+    root = Path(__file__).resolve().parent.parent
+    config = configparser.ConfigParser()
+    config.read(root / "setup.cfg", encoding="utf-8")
+    patterns = [p.strip() for p in config["options.package_data"]["zigai.conformance"].split(",")]
+    package = root / "zigai" / "conformance"
+    shipped = {path.relative_to(package).as_posix() for pattern in patterns for path in package.glob(pattern)}
+    wanted = {f"cassettes/{p.relative_to(package / 'cassettes').as_posix()}"
+              for p in (package / "cassettes").rglob("*") if p.is_file()}
+    assert wanted and wanted | {"scenario.schema.json"} == shipped
