@@ -398,3 +398,65 @@ def test_package_data_ships_every_recording_and_scenario_file() -> None:
     wanted = {f"cassettes/{p.relative_to(package / 'cassettes').as_posix()}"
               for p in (package / "cassettes").rglob("*") if p.is_file()}
     assert wanted and wanted | {"scenario.schema.json"} == shipped
+
+
+def test_the_schema_names_exactly_the_normalizations_the_server_knows() -> None:
+    from zigai.conformance.normalize import NORMALIZATIONS
+    from zigai.conformance.scenarios import FAMILIES, scenario_schema
+
+    properties = scenario_schema()["$defs"]["scenario"]["properties"]
+    assert set(properties["normalize"]["items"]["enum"]) == NORMALIZATIONS
+    assert set(properties["family"]["enum"]) == FAMILIES
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("scenarios:\n  - match: x\n    family: buffered\n", "scenarios/0: 'prompt' is a required property"),
+        ("scenarios:\n  - match: x\n    family: provider-files\n    operations: [upload]\n",
+         "'file' is a required property"),
+        ("scenarios:\n  - 7\n", "scenarios/0: 7 is not of type 'object'"),
+    ],
+)
+def test_schema_rules_by_family_and_shape(tmp_path: Path, text: str, place: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidScenarios, match=None) as caught:
+        load_scenarios(path)
+    assert place in str(caught.value)
+
+
+def test_cassette_files_are_bounded_and_must_be_utf8(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from zigai.conformance import cassette
+
+    path = tmp_path / "c.yaml"
+    path.write_text(TWO, encoding="utf-8")
+    monkeypatch.setattr(cassette, "MAX_CASSETTE_BYTES", len(TWO.encode()))
+    assert len(cassette.load_cassette(path)) == 3  # exactly at the limit
+    path.write_text(TWO + " ", encoding="utf-8")
+    with pytest.raises(InvalidCassette, match="larger than"):
+        cassette.load_cassette(path)
+    path.write_bytes(b"version: 1\n\xff\n")
+    with pytest.raises(InvalidCassette, match="not UTF-8"):
+        cassette.load_cassette(path)
+    with pytest.raises(InvalidCassette, match="must map a string name to strings"):
+        parse_cassette("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+                       " headers: {x-a: [1]}}}]\n")
+
+
+def test_framing_headers_of_a_recording_are_replaced_and_unrouted_requests_are_capped() -> None:
+    recorded = TWO.replace("headers: {x-request-id: [\"r1\"]}",
+                           "headers: {x-request-id: [\"r1\"], content-length: [\"999\"], connection: [close]}")
+    with ConformanceServer([_entry(recorded)]) as server:
+        status, headers, body = _request(server, "POST", "/s/two/v1/first", b'{"a":1,"b":[true,"x"]}')
+        assert status == 200 and headers["content-length"] == str(len(body)) == "8"
+        for _ in range(101):
+            _request(server, "GET", "/nowhere")
+        assert len(server.status()["unrouted"]) == 100
+
+
+def test_a_report_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    (tmp_path / "r.json").mkdir()
+    with pytest.raises(OSError):
+        write_json(tmp_path / "r.json", {"scenarios": []})
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]

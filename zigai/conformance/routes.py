@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["LATER_WORK", "Route", "Skip", "build_file_provider", "build_model", "detect_route"]
+__all__ = ["Route", "Skip", "build_file_provider", "build_model", "detect_route"]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 FILE_PROVIDERS = ("anthropic", "google", "openai")
-# Routes the corpus records but this port implements in later work (none today).
-LATER_WORK: dict[str, str] = {}
 NAMED_COMPATIBLE = (
     "azure_openai", "bedrock", "cerebras", "cohere", "crusoe", "deepseek", "doubleword", "groq",
     "huggingface", "mistral", "ollama", "openrouter", "ovhcloud", "snowflake", "together", "zai",
@@ -87,10 +85,7 @@ def detect_route(path: Path, first: Any) -> Route:
 def _import(module: str) -> Any:
     import importlib
 
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise Skip(f"{module} is not implemented yet ({exc})") from None
+    return importlib.import_module(module)
 
 
 def _openai_profile(profile: dict[str, Any]) -> Any:
@@ -116,8 +111,6 @@ def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = N
     ``chat_options``; for a Responses one, its ``responses_options``)."""
     from zigai.security import UrlPolicy
 
-    if route.kind in LATER_WORK:
-        raise Skip(LATER_WORK[route.kind])
     if profile is not None and route.kind != "openai-responses":
         raise AssertionError(f"a scenario profile applies to openai-responses routes, not {route.kind}")
     if chat_options is not None and (route.kind != "chat-completions" or route.named is not None):
@@ -162,30 +155,29 @@ def build_model(route: Route, transport: Any, profile: dict[str, Any] | None = N
         google = _import("zigai.providers.google")
         provider = google.Provider(key, transport=transport, base_url=route.api_root, url_policy=policy)
         return google.Client(route.model_id, provider)
-    if route.kind == "chat-completions":
-        if route.named is None:
-            compat = _import("zigai.providers.openai_compatible")
-            provider = compat.Provider(
-                key, transport=transport, base_url=route.api_root, name="openai_compatible",
-                url_policy=policy,
-            )
-            if chat_options is None:
-                return compat.Client(route.model_id, provider)
-            return compat.Client(route.model_id, provider, options=compat.ChatOptions(**chat_options))
-        module = _import(f"zigai.providers.{route.named}")
-        # Deployment-scoped roots take their one route fact (resource, region) from the host;
-        # every other named provider must reproduce the recording from its built-in root.
-        if route.named == "azure_openai":
-            resource = host.split(".", 1)[0]
-            return module.ChatClient(route.model_id, module.Provider(key, transport, resource=resource))
-        if route.named == "bedrock":
-            region = host.split(".")[1]
-            return module.MantleClient(route.model_id, module.MantleProvider(key, transport, region=region))
-        if loopback:  # a local server standing in for the named provider's own root
-            return module.Client(route.model_id, module.Provider(
-                key, transport, base_url=route.api_root, url_policy=policy))
-        return module.Client(route.model_id, module.Provider(key, transport))
-    raise Skip(f"route {route.kind} is not implemented")
+    # chat-completions: the one route kind left
+    if route.named is None:
+        compat = _import("zigai.providers.openai_compatible")
+        provider = compat.Provider(
+            key, transport=transport, base_url=route.api_root, name="openai_compatible",
+            url_policy=policy,
+        )
+        if chat_options is None:
+            return compat.Client(route.model_id, provider)
+        return compat.Client(route.model_id, provider, options=compat.ChatOptions(**chat_options))
+    module = _import(f"zigai.providers.{route.named}")
+    # Deployment-scoped roots take their one route fact (resource, region) from the host;
+    # every other named provider must reproduce the recording from its built-in root.
+    if route.named == "azure_openai":
+        resource = host.split(".", 1)[0]
+        return module.ChatClient(route.model_id, module.Provider(key, transport, resource=resource))
+    if route.named == "bedrock":
+        region = host.split(".")[1]
+        return module.MantleClient(route.model_id, module.MantleProvider(key, transport, region=region))
+    if loopback:  # a local server standing in for the named provider's own root
+        return module.Client(route.model_id, module.Provider(
+            key, transport, base_url=route.api_root, url_policy=policy))
+    return module.Client(route.model_id, module.Provider(key, transport))
 
 
 def build_file_provider(route: Route, transport: Any) -> Any:
