@@ -460,3 +460,19 @@ def test_a_report_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path
     with pytest.raises(OSError):
         write_json(tmp_path / "r.json", {"scenarios": []})
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_the_server_is_bounded_by_the_http_core_limits() -> None:
+    """A client that never finishes its request head gets 408 once the head timeout passes."""
+    import time
+
+    from zigai.http_server import ServerLimits
+
+    with ConformanceServer([_entry()], limits=ServerLimits(head_timeout_s=0.3)) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(b"POST /s/two/v1/first HTTP/1.1\r\n")
+            started = time.monotonic()
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 20
+        assert server.scenario_status("two")["verdict"] == "not-run"
