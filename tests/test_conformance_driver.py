@@ -41,6 +41,7 @@ def _run(entry: Entry, **changes: Any) -> str:
         ("local/responses/tool_loop.yaml", {"output_contains": "zebra"}, "does not contain 'zebra'"),
         ("local/responses/tool_loop.yaml", {"tool_calls": []}, "tool calls [{'name': 'weather'"),
         ("local/responses/tool_loop.yaml", {"requests": 5}, "2 model requests, expected 5"),
+        ("local/responses/tool_loop.yaml", {"usage": {"tool_calls": 7}}, "usage tool_calls 1 != expected 7"),
         ("local/responses/tool_loop.yaml", {"thinking": True}, "final response carries no thinking part"),
         ("local/responses/structured_output.yaml", {"output": {"city": "Nowhere"}}, "!= expected {'city': 'Nowhere'}"),
     ],

@@ -120,4 +120,5 @@ def test_serve_checks_zigai_and_a_javascript_port_over_http(conformance_root: Pa
     assert report["openai_stream_tool_loop"]["verdict"] == "not-run"
     suite = ElementTree.fromstring((tmp_path / "report.xml").read_bytes())
     assert suite.get("failures") == "4" and suite.get("tests") == str(len(report))
-    assert "4 fail" in err and "8 pass" in err
+    assert "4 fail" in err and "8 pass" in err and "0 unrouted" in err
+    assert process.returncode == 1  # serve's own exit code says a scenario failed

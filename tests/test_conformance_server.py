@@ -476,3 +476,12 @@ def test_the_server_is_bounded_by_the_http_core_limits() -> None:
             answer = sock.recv(4096)
         assert answer.startswith(b"HTTP/1.1 408") and time.monotonic() - started < 20
         assert server.scenario_status("two")["verdict"] == "not-run"
+
+
+def test_unrouted_requests_are_one_failing_junit_case() -> None:
+    with ConformanceServer([_entry()]) as server:
+        _request(server, "GET", "/elsewhere")
+        suite = ElementTree.fromstring(junit_xml(server.status()))
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
+    case = next(c for c in suite if c.get("name") == "unrouted")
+    assert case[0].get("message") == "1 unrouted request(s)" and "/elsewhere" in (case[0].text or "")

@@ -4,8 +4,8 @@
 recordings shipped in the package) until interrupted, printing its base URL first; ``run``
 starts the same server in-process and drives zigai itself through it over real HTTP.  Both
 write ``--report FILE.json`` and ``--junit FILE.xml`` (``serve`` after every request, so the
-files are current while it runs).  Exit codes: 0 when nothing failed, 1 when a scenario failed,
-2 for invalid input (a missing folder, an invalid cassette or scenario file).
+files are current while it runs).  Exit codes: 0 when nothing failed, 1 when a scenario failed
+or was left incomplete (or, for ``serve``, a request was unrouted), 2 for invalid input (a missing folder, an invalid cassette or scenario file).
 """
 
 from __future__ import annotations
@@ -119,8 +119,10 @@ def conformance_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> i
             except KeyboardInterrupt:
                 pass
             reports.write(server)
-            summary = server.status()["summary"]
+            final = server.status()
     finally:
         signal.signal(signal.SIGTERM, previous)
-    err.write("zigai conformance: " + ", ".join(f"{n} {v}" for v, n in summary.items()) + "\n")
-    return 1 if summary["fail"] or summary["incomplete"] else 0
+    summary = final["summary"]
+    err.write("zigai conformance: " + ", ".join(f"{n} {v}" for v, n in summary.items())
+              + f", {len(final['unrouted'])} unrouted\n")
+    return 1 if summary["fail"] or summary["incomplete"] or final["unrouted"] else 0

@@ -249,6 +249,9 @@ def check_result(result: Any, expect: dict[str, Any]) -> None:
             raise AssertionError(
                 f"provider-run tool calls {got_native!r} != expected {expect['native_tool_calls']!r}"
             )
+    for name, want in (expect.get("usage") or {}).items():
+        if getattr(result.usage, name) != want:
+            raise AssertionError(f"usage {name} {getattr(result.usage, name)} != expected {want}")
     if "requests" in expect and result.usage.requests != expect["requests"]:
         raise AssertionError(f"{result.usage.requests} model requests, expected {expect['requests']}")
     if expect.get("thinking"):

@@ -7,7 +7,8 @@ Job
 Invariants
     Files are replaced atomically (written beside the target, then renamed), so a reader never
     sees half a report.  In JUnit, ``pass`` is a passing case, ``fail`` and ``incomplete`` are
-    ``<failure>`` cases with the first mismatch, ``not-run`` is ``<skipped>``.
+    ``<failure>`` cases with the first mismatch, ``not-run`` is ``<skipped>``; requests under no
+    scenario make one more ``<failure>`` case, ``unrouted``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,15 @@ def write_json(path: Path, status: dict[str, Any]) -> None:
 
 def junit_xml(status: dict[str, Any], name: str = "zigai-conformance") -> bytes:
     scenarios = status["scenarios"]
-    failures = sum(1 for s in scenarios if s["verdict"] in ("fail", "incomplete"))
+    unrouted = status["unrouted"]
+    failures = sum(1 for s in scenarios if s["verdict"] in ("fail", "incomplete")) + bool(unrouted)
     skipped = sum(1 for s in scenarios if s["verdict"] == "not-run")
-    suite = ElementTree.Element("testsuite", name=name, tests=str(len(scenarios)),
+    suite = ElementTree.Element("testsuite", name=name, tests=str(len(scenarios) + bool(unrouted)),
                                 failures=str(failures), skipped=str(skipped), errors="0")
+    if unrouted:
+        case = ElementTree.SubElement(suite, "testcase", classname=name, name="unrouted")
+        failure = ElementTree.SubElement(case, "failure", message=f"{len(unrouted)} unrouted request(s)")
+        failure.text = json.dumps(unrouted, indent=2, ensure_ascii=False)
     for scenario in scenarios:
         case = ElementTree.SubElement(suite, "testcase", classname=name, name=scenario["id"])
         consumed = f"{scenario['consumed']} of {scenario['interactions']} interactions consumed"
