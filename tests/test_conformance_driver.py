@@ -172,3 +172,53 @@ def test_a_file_descriptor_must_belong_to_the_provider_that_made_it() -> None:
 
     with pytest.raises(AssertionError, match="descriptor owner 'google' != 'openai'"):
         _check_file(SimpleNamespace(provider_name="google"), {}, "openai")
+
+
+CONVERSE_STREAM = """version: 1
+interactions:
+- request:
+    method: POST
+    uri: "https://bedrock-runtime.example-region.amazonaws.com/model/us.anthropic.claude-sonnet-4-6/converse-stream"
+    body:
+      type: json
+      content:
+        messages: [{role: user, content: [{text: "Reply with exactly: pong"}]}]
+        inferenceConfig: {maxTokens: 256}
+  response:
+    status: 200
+    body:
+      type: eventstream
+      content:
+      - headers: {":event-type": messageStart, ":content-type": application/json, ":message-type": event}
+        payload: {role: assistant}
+      - headers: {":event-type": contentBlockDelta, ":content-type": application/json, ":message-type": event}
+        payload: {contentBlockIndex: 0, delta: {text: "po"}}
+      - headers: {":event-type": contentBlockDelta, ":content-type": application/json, ":message-type": event}
+        payload: {contentBlockIndex: 0, delta: {text: "ng é"}}
+      - headers: {":event-type": contentBlockStop, ":content-type": application/json, ":message-type": event}
+        payload: {contentBlockIndex: 0}
+      - headers: {":event-type": messageStop, ":content-type": application/json, ":message-type": event}
+        payload: {stopReason: end_turn}
+      - headers: {":event-type": metadata, ":content-type": application/json, ":message-type": event}
+        payload: {usage: {inputTokens: 13, outputTokens: 5, totalTokens: 18}, metrics: {latencyMs: 9}}
+"""
+
+
+@pytest.mark.parametrize("rechunk", [False, True])
+def test_a_bedrock_event_stream_is_served_frame_by_frame_and_zigai_decodes_it(tmp_path: Path, rechunk: bool) -> None:
+    """A binary EventStream response, stored as readable messages, reaches zigai's Bedrock
+    ConverseStream decoder over HTTP intact (also cut at random points inside frames)."""
+    path = tmp_path / "bedrock" / "streamed_text.yaml"
+    path.parent.mkdir()
+    path.write_text(CONVERSE_STREAM, encoding="utf-8")
+    scenarios = tmp_path / "s.yaml"
+    scenarios.write_text("scenarios:\n  - match: '*'\n    family: streamed-text\n    prompt: 'Reply with exactly: pong'\n"
+                         "    settings: {max_tokens: 256}\n"
+                         "    expect: {output: 'pong é', usage: {input_tokens: 13, output_tokens: 5}}\n",
+                         encoding="utf-8")
+    entries = build_catalog([tmp_path / "bedrock"], load_scenarios(scenarios))
+    out = io.StringIO()
+    with ConformanceServer(entries, rechunk=rechunk, seed=5) as server:
+        assert run_entries(entries, server, out) == (1, 0, 0), out.getvalue()
+        frames = entries[0].interactions[0].response_body.frames()  # type: ignore[union-attr]
+        assert len(frames) == 6 and all(frame[:4] == len(frame).to_bytes(4, "big") for frame in frames)

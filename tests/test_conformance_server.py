@@ -200,7 +200,7 @@ def test_events_keep_the_recorded_boundaries_and_rechunking_keeps_the_bytes() ->
     payload = "data: é1\n\nevent: x\ndata: 2\n\ndata: tail".encode()
     assert list(_events(payload)) == [b"data: \xc3\xa91\n\n", b"event: x\ndata: 2\n\n", b"data: tail"]
     with ConformanceServer([_entry()], rechunk=True, seed=3) as server:
-        pieces = list(server._pieces(payload))
+        pieces = list(server._pieces(list(_events(payload))))
         assert b"".join(pieces) == payload and len(pieces) > 3
     with ConformanceServer([_entry()], rechunk=True, seed=3) as server:
         _request(server, "POST", "/s/two/v1/first", b'{"a":1,"b":[true,"x"]}')
@@ -277,6 +277,17 @@ def test_reports_give_each_verdict_in_json_and_junit(tmp_path: Path) -> None:
          "method and uri must be strings"),
         ("version: 1\ninteractions: [7]\n", "expected a mapping"),
         ("{unclosed\n", "not YAML"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /, body: {type: eventstream, content: []}},"
+         " response: {status: 200}}]\n", "for a response, eventstream"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: eventstream, content: []}}}]\n", "non-empty list of messages"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: eventstream, content: [{payload: {}}]}}}]\n", "a message is {headers"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: eventstream, content: [{headers: {a: 1.5}, payload: {}}]}}}]\n",
+         "headers map names to strings, booleans or integers"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: eventstream, content: [{headers: {}, payload: .inf}]}}}]\n", "non-finite number"),
     ],
 )
 def test_invalid_cassettes_are_refused_with_the_place_named(text: str, message: str) -> None:

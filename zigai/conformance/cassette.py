@@ -4,6 +4,12 @@ Job
     Parse one recording (YAML, safe loader) into :class:`Interaction` values, compare a live
     request body with a recorded one, and describe the first difference as a JSON diff.
 
+Bodies
+    ``json`` (a value), ``text`` (exact characters; SSE streams keep their lines and blank-line
+    event boundaries) or, in responses only, ``eventstream``: AWS EventStream messages as
+    ``{headers: {name: string | boolean | integer}, payload: <JSON>}``, framed (lengths, CRCs)
+    when served.
+
 Invariants
     * Parsing is strict: unknown keys, a version other than ``1``, non-JSON values, a status
       outside 100..599 and any conventionally sensitive header name (credentials are never part
@@ -49,14 +55,25 @@ class InvalidCassette(ConformanceError):
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    """A recorded body: ``json`` (any JSON value) or ``text`` (exact characters)."""
+    """A recorded body: ``json`` (any JSON value), ``text`` (exact characters) or, for responses,
+    ``eventstream`` (AWS EventStream messages, each ``{headers: {name: value}, payload: JSON}``)."""
 
-    type: Literal["json", "text"]
+    type: Literal["json", "text", "eventstream"]
     content: Any
+
+    def frames(self) -> list[bytes]:
+        """The wire form of an ``eventstream`` body, one framed message each."""
+        from zigai.providers.eventstream import encode_message
+
+        return [encode_message(m["headers"], json.dumps(m["payload"], separators=(",", ":"),
+                                                         ensure_ascii=False).encode())
+                for m in self.content]
 
     def to_bytes(self) -> bytes:
         if self.type == "json":
             return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+        if self.type == "eventstream":
+            return b"".join(self.frames())
         return str(self.content).encode()
 
 
@@ -167,7 +184,26 @@ def _body(raw: Any, where: str) -> Body | None:
         return Body("json", raw["content"])
     if raw["type"] == "text" and isinstance(raw["content"], str):
         return Body("text", raw["content"])
-    raise InvalidCassette(f"{where}: body type must be json, text (a string) or none")
+    if raw["type"] == "eventstream" and where.endswith("response"):
+        return Body("eventstream", _event_messages(raw["content"], where))
+    raise InvalidCassette(f"{where}: body type must be json, text (a string), none or, for a response, "
+                          "eventstream")
+
+
+def _event_messages(content: Any, where: str) -> list[dict[str, Any]]:
+    if not isinstance(content, list) or not content:
+        raise InvalidCassette(f"{where}: an eventstream body is a non-empty list of messages")
+    for index, message in enumerate(content):
+        here = f"{where} message #{index}"
+        if not isinstance(message, dict) or set(message) != {"headers", "payload"}:
+            raise InvalidCassette(f"{here}: a message is {{headers: {{name: value}}, payload: <JSON>}}")
+        headers = message["headers"]
+        if not isinstance(headers, dict) or not all(
+                isinstance(name, str) and 1 <= len(name.encode()) <= 255
+                and isinstance(value, (str, bool, int)) for name, value in headers.items()):
+            raise InvalidCassette(f"{here}: headers map names to strings, booleans or integers")
+        _json_value(message["payload"], here)
+    return content
 
 
 def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:

@@ -19,7 +19,8 @@ Answers
     The recorded status, headers (framing headers dropped) and body.  A text body holding SSE
     fields is streamed one recorded event per write (events end at a blank line); with
     ``rechunk`` each event is further cut into small pieces at seeded random points (inside
-    UTF-8 sequences and line endings too).  Absolute URLs inside recorded responses (Google's
+    UTF-8 sequences and line endings too).  An ``eventstream`` body is framed and streamed one
+    EventStream message per write, cut the same way with ``rechunk``.  Absolute URLs inside recorded responses (Google's
     upload session URL and file URIs) keep the recorded origin: an implementation swaps that
     origin for the scenario prefix exactly as it does for its API root.
 
@@ -51,6 +52,7 @@ from zigai.http_server import HttpServer, Request, Response, ServerLimits
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "ConformanceServer", "ScenarioState"]
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+_EVENTSTREAM = "application/vnd.amazon.eventstream"
 _DROPPED = frozenset({"content-length", "transfer-encoding", "connection", "content-encoding"})
 
 
@@ -226,20 +228,24 @@ class ConformanceServer:
                 continue
             headers.append((name, value))
         body = interaction.response_body
-        payload = b"" if body is None else body.to_bytes()
-        has_type = any(name.lower() == "content-type" for name, _ in headers)
-        streamed = body is not None and body.type == "text" and _is_sse(body.content)
-        if not has_type and body is not None:
-            kind = "application/json" if body.type == "json" else (
-                "text/event-stream" if streamed else "text/plain; charset=utf-8")
+        if body is None:
+            return Response(interaction.status, headers, b"")
+        payload = body.to_bytes()
+        if body.type == "eventstream":
+            kind, events = _EVENTSTREAM, body.frames()
+        elif body.type == "text" and _is_sse(body.content):
+            kind, events = "text/event-stream", list(_events(payload))
+        else:
+            kind, events = ("application/json" if body.type == "json" else "text/plain; charset=utf-8"), []
+        if not any(name.lower() == "content-type" for name, _ in headers):
             headers.append(("Content-Type", kind))
-        if not streamed:
+        if not events:
             return Response(interaction.status, headers, payload)
         headers.append(("Content-Length", str(len(payload))))
-        return Response(interaction.status, headers, self._pieces(payload))
+        return Response(interaction.status, headers, self._pieces(events))
 
-    def _pieces(self, payload: bytes) -> Iterator[bytes]:
-        for event in _events(payload):
+    def _pieces(self, events: list[bytes]) -> Iterator[bytes]:
+        for event in events:
             if not self.rechunk:
                 yield event
                 continue
