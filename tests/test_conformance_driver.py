@@ -222,3 +222,40 @@ def test_a_bedrock_event_stream_is_served_frame_by_frame_and_zigai_decodes_it(tm
         assert run_entries(entries, server, out) == (1, 0, 0), out.getvalue()
         frames = entries[0].interactions[0].response_body.frames()  # type: ignore[union-attr]
         assert len(frames) == 6 and all(frame[:4] == len(frame).to_bytes(4, "big") for frame in frames)
+
+
+def test_the_recorder_stores_an_event_stream_as_messages_that_replay_and_serve() -> None:
+    """tests/support's RecordingTransport keeps a binary ConverseStream as readable messages;
+    the in-process ReplayTransport and the conformance server both frame them again."""
+    import json as _json
+
+    from support.cassettes import RecordingTransport, ReplayTransport
+    from support.cassettes import parse_cassette as support_parse
+    from support.mock_transport import MockResponse, MockTransport
+
+    from zigai.agent import Agent
+    from zigai.providers import bedrock
+    from zigai.providers.eventstream import encode_message
+
+    kit = parse_cassette(CONVERSE_STREAM)[0].response_body
+    assert kit is not None
+    wire = b"".join(encode_message(m["headers"], _json.dumps(m["payload"]).encode()) for m in kit.content)
+    inner = MockTransport(lambda request: MockResponse(200, (("content-type", "application/vnd.amazon.eventstream"),),
+                                                       wire))
+
+    def output(transport: Any) -> str:
+        model = bedrock.Client("us.anthropic.claude-sonnet-4-6", bedrock.Provider("k", "example-region", transport))
+        with Agent(model).run_stream("Reply with exactly: pong") as stream:
+            for _ in stream:
+                pass
+            with stream.result() as result:
+                return str(result.output)
+
+    recorder = RecordingTransport(inner)
+    assert output(recorder) == "pong é"
+    text = recorder.dump()
+    assert "type: eventstream" in text and "contentBlockDelta" in text
+    (recorded,) = support_parse(text)
+    assert recorded.response_body is not None and recorded.response_body.content == kit.content
+    assert output(ReplayTransport([recorded])) == "pong é"
+    assert parse_cassette(text)[0].response_body == kit  # the kit reads what the recorder wrote

@@ -37,6 +37,7 @@ __all__ = [
     "Body",
     "Interaction",
     "InvalidCassette",
+    "check_event_messages",
     "load_cassette",
     "parse_cassette",
     "strict_json_equal",
@@ -185,12 +186,13 @@ def _body(raw: Any, where: str) -> Body | None:
     if raw["type"] == "text" and isinstance(raw["content"], str):
         return Body("text", raw["content"])
     if raw["type"] == "eventstream" and where.endswith("response"):
-        return Body("eventstream", _event_messages(raw["content"], where))
+        return Body("eventstream", check_event_messages(raw["content"], where))
     raise InvalidCassette(f"{where}: body type must be json, text (a string), none or, for a response, "
                           "eventstream")
 
 
-def _event_messages(content: Any, where: str) -> list[dict[str, Any]]:
+def check_event_messages(content: Any, where: str) -> list[dict[str, Any]]:
+    """``content`` if it is a valid list of stored EventStream messages, else InvalidCassette."""
     if not isinstance(content, list) or not content:
         raise InvalidCassette(f"{where}: an eventstream body is a non-empty list of messages")
     for index, message in enumerate(content):
