@@ -496,3 +496,32 @@ def test_unrouted_requests_are_one_failing_junit_case() -> None:
     assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
     case = next(c for c in suite if c.get("name") == "unrouted")
     assert case[0].get("message") == "1 unrouted request(s)" and "/elsewhere" in (case[0].text or "")
+
+
+def test_two_requests_of_one_scenario_cannot_claim_the_same_interaction() -> None:
+    """A slow first request holds the scenario; a second one sent meanwhile is compared with
+    the next interaction after it, never with the same one."""
+    import time
+
+    body = b'{"a":1,"b":[true,"x"]}'
+    head = f"POST /s/two/v1/first HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+
+    def read_all(sock: socket.socket) -> bytes:
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+        return data
+
+    with ConformanceServer([_entry()]) as server:
+        host, port = server.base_url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as slow, \
+                socket.create_connection((host, int(port)), timeout=30) as fast:
+            slow.sendall(head.encode() + body[:5])
+            time.sleep(0.3)  # the slow request is now waiting for its body, holding the scenario
+            fast.sendall(head.encode() + body)
+            time.sleep(0.3)
+            slow.sendall(body[5:])
+            first, second = read_all(slow), read_all(fast)
+        assert first.startswith(b"HTTP/1.1 200")
+        assert second.startswith(b"HTTP/1.1 400") and b"expected interaction #1: POST /v1/second" in second
+        assert server.scenario_status("two")["consumed"] == 1

@@ -20,9 +20,13 @@ Answers
     fields is streamed one recorded event per write (events end at a blank line); with
     ``rechunk`` each event is further cut into small pieces at seeded random points (inside
     UTF-8 sequences and line endings too).  An ``eventstream`` body is framed and streamed one
-    EventStream message per write, cut the same way with ``rechunk``.  Absolute URLs inside recorded responses (Google's
-    upload session URL and file URIs) keep the recorded origin: an implementation swaps that
-    origin for the scenario prefix exactly as it does for its API root.
+    EventStream message per write, cut the same way with ``rechunk``.  Absolute URLs inside
+    recorded responses (Google's upload session URL and file URIs) keep the recorded origin:
+    an implementation swaps that origin for the scenario prefix as it does for its API root.
+
+Concurrency
+    Scenarios are independent and may run at once; requests of one scenario are taken one at a
+    time (a conversation is sequential), so two cannot claim the same interaction.
 
 Verdicts (:meth:`ConformanceServer.status`)
     ``pass`` (every interaction consumed, no failure), ``fail`` (first failure kept, with a
@@ -39,7 +43,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,12 +61,14 @@ _DROPPED = frozenset({"content-length", "transfer-encoding", "connection", "cont
 
 @dataclass
 class ScenarioState:
-    """What one scenario has seen so far (guarded by the server's lock)."""
+    """What one scenario has seen so far: changed under the server's lock while the scenario's
+    own ``lock`` is held (one request of a scenario at a time), read under the server's lock."""
 
     entry: Entry
     consumed: int = 0
     requests: int = 0
     failure: dict[str, Any] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def verdict(self) -> str:
@@ -156,14 +161,17 @@ class ConformanceServer:
         state = self._states.get(ident)
         if state is None:
             return self._unrouted_answer(request, f"unknown scenario id {ident!r}; GET /_status lists the ids")
-        target = "/" + rest
-        try:
-            interaction = self._match(state, request, target)
-        except _Mismatch as mismatch:
-            return self._refuse(state, request, target, mismatch)
-        finally:
-            self._changed()
-        return self._answer(interaction)
+        # One request of a scenario at a time: the next interaction is taken (or the failure
+        # recorded) atomically, so concurrent requests cannot both claim one interaction.
+        with state.lock:
+            try:
+                interaction = self._match(state, request, "/" + rest)
+            except _Mismatch as mismatch:
+                answer = self._refuse(state, mismatch)
+            else:
+                answer = self._answer(interaction)
+        self._changed()
+        return answer
 
     def _changed(self) -> None:
         if self._on_change is not None:
@@ -183,10 +191,9 @@ class ConformanceServer:
         names = entry.scenario.normalize if entry.scenario is not None else frozenset()
         with self._lock:
             state.requests += 1
-            if state.failure is not None:
-                raise _Mismatch("after_failure", "this scenario already failed: "
-                                + str(state.failure["message"]))
-            index = state.consumed
+        if state.failure is not None:
+            raise _Mismatch("after_failure", "this scenario already failed: " + str(state.failure["message"]))
+        index = state.consumed
         if request.content_length > self.max_body_bytes:
             raise _Mismatch("body_too_large", f"request body of {request.content_length} bytes is over "
                             f"the server's limit of {self.max_body_bytes} bytes")
@@ -213,7 +220,7 @@ class ConformanceServer:
             state.consumed += 1
         return expected
 
-    def _refuse(self, state: ScenarioState, request: Request, target: str, mismatch: _Mismatch) -> Response:
+    def _refuse(self, state: ScenarioState, mismatch: _Mismatch) -> Response:
         with self._lock:
             if state.failure is None:
                 state.failure = {"kind": mismatch.kind, "message": mismatch.message,
@@ -253,9 +260,8 @@ class ConformanceServer:
                 cuts = sorted(self._random.sample(range(1, len(event)), min(len(event) - 1, 1 + len(event) // 7)))
             start = 0
             for cut in [*cuts, len(event)]:
-                yield event[start:cut]
+                yield event[start:cut]  # each piece is one send; the network may still merge them
                 start = cut
-                time.sleep(0)  # let the writer send each piece on its own
 
 
 def _is_sse(text: str) -> bool:
