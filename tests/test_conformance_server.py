@@ -517,9 +517,12 @@ def test_two_requests_of_one_scenario_cannot_claim_the_same_interaction() -> Non
         with socket.create_connection((host, int(port)), timeout=30) as slow, \
                 socket.create_connection((host, int(port)), timeout=30) as fast:
             slow.sendall(head.encode() + body[:5])
-            time.sleep(0.3)  # the slow request is now waiting for its body, holding the scenario
+            deadline = time.monotonic() + 30
+            while server.scenario_status("two")["requests"] == 0:  # slow now holds the scenario
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
             fast.sendall(head.encode() + body)
-            time.sleep(0.3)
+            time.sleep(0.3)  # lets the fast request reach the server while the slow one waits
             slow.sendall(body[5:])
             first, second = read_all(slow), read_all(fast)
         assert first.startswith(b"HTTP/1.1 200")
