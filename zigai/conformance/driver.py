@@ -12,7 +12,8 @@ keeps the recorded API root; :class:`RebasedTransport` moves each request's orig
 scenario prefix (the same origin swap a port makes through its base URL), so absolute URLs in
 recorded responses (upload sessions, file URIs) keep working.
 
-Prints ``PASS id``, ``FAIL id: reason`` or ``SKIP id: reason`` per recording and ends with
+Prints ``PASS path``, ``FAIL path: reason`` or ``SKIP path: reason`` per recording (its path
+relative to its root) and ends with
 ``N passed, M failed, K skipped``.
 """
 
