@@ -20,7 +20,7 @@ LAYERS: dict[str, int] = {
     "testing": 4, "hooks": 4, "diagnostics": 4,
     "providers": 5,
     "mcp": 6, "evals": 6, "graph": 6, "graph_agent": 6, "multi_agent": 6, "embeddings": 6, "realtime": 6,
-    "ui": 6, "acp": 6, "agent_spec": 6, "harness": 6, "telemetry": 6, "cli": 6, "__main__": 6,
+    "ui": 6, "acp": 6, "agent_spec": 6, "harness": 6, "telemetry": 6, "cli": 6, "__main__": 6, "conformance": 6,
     "environments": 6, "capabilities_builtin": 6, "memory": 6, "planning": 6, "runtime": 6, "durable": 6,
 }
 

@@ -241,9 +241,11 @@ The tree (bases here, named leaves in their modules)::
     │                                                 structure, e.g. CapabilityDependencyCycle)
     ├── HarnessError              zigai.harness       InvalidHarness, ArtifactLimitExceeded,
     │                                                 HarnessResultClosed
-    └── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
-                                                      InvalidPauseFile), OutputFileNotWritten,
-                                                      CassetteReplayError
+    ├── CliError                  zigai.cli           CliUsageError (InvalidCliConfig,
+    │                                                 InvalidPauseFile), OutputFileNotWritten,
+    │                                                 CassetteReplayError
+    └── ConformanceError          zigai.conformance   InvalidCassette, InvalidScenarios,
+                                                      DuplicateScenarioId
 """
 
 from __future__ import annotations
@@ -282,6 +284,7 @@ __all__ = [
     "AgentSpecError",
     "HarnessError",
     "CliError",
+    "ConformanceError",
 ]
 
 
@@ -415,3 +418,7 @@ class HarnessError(ZigAIError):
 
 class CliError(ZigAIError):
     """Command-line usage or configuration failure."""
+
+
+class ConformanceError(ZigAIError):
+    """A conformance kit input (cassette, scenario file) is invalid."""

@@ -7,7 +7,9 @@ Format (``version: 1``)::
       response: {status, headers: {name: [values]}, body: {type: json|text, content} | {type: none}}
 
 ``body: {type: none}`` (or no ``body`` key) records an exchange without a body: GET and DELETE
-requests, or a response that sent none (Google's resumable-upload start).
+requests, or a response that sent none (Google's resumable-upload start).  A binary AWS EventStream
+response (``application/vnd.amazon.eventstream``) is recorded as ``{type: eventstream, content:
+[{headers, payload}]}``, its decoded messages (the format of :mod:`zigai.conformance.cassette`).
 
 Replay is strict and in order: method, URI (after the shared URL filter) and body must match.
 JSON bodies compare by *value* (key order irrelevant, types significant: ``1 != 1.0 != true``);
@@ -33,6 +35,8 @@ from urllib.parse import parse_qsl, urlsplit
 import yaml
 
 from support.mock_transport import respond_buffered, respond_streamed
+from zigai.conformance.cassette import Body as KitBody
+from zigai.conformance.cassette import InvalidCassette, check_event_messages
 from zigai.security import is_sensitive_header_name, redact_bytes, redact_text
 from zigai.transport import (
     Headers,
@@ -72,12 +76,14 @@ class CassetteMismatch(CassetteError):
 
 @dataclass(frozen=True, slots=True)
 class Body:
-    type: Literal["json", "text"]
+    type: Literal["json", "text", "eventstream"]
     content: Any
 
     def to_bytes(self) -> bytes:
         if self.type == "json":
             return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+        if self.type == "eventstream":  # framed as zigai's conformance server frames it
+            return KitBody("eventstream", self.content).to_bytes()
         return str(self.content).encode()
 
 
@@ -193,6 +199,11 @@ def _body(raw: Any, where: str) -> Body | None:
         if not isinstance(raw["content"], str):
             raise CassetteFormatError(f"{where}: text body content must be a string")
         return Body("text", raw["content"])
+    if kind == "eventstream" and where.endswith("response"):
+        try:
+            return Body("eventstream", check_event_messages(raw["content"], where))
+        except InvalidCassette as exc:
+            raise CassetteFormatError(str(exc)) from None
     raise CassetteFormatError(f"{where}: unknown body type {kind!r}")
 
 
@@ -427,6 +438,29 @@ class ReplayTransport:
 # ------------------------------------------------------------------------------ recording
 
 
+def _is_event_stream(headers: Headers) -> bool:
+    return any(k.lower() == "content-type" and v.split(";")[0].strip() == "application/vnd.amazon.eventstream"
+               for k, v in headers)
+
+
+def _event_stream_body(data: bytes) -> Body:
+    """AWS EventStream frames as stored messages (JSON payloads; string, boolean or integer
+    header values); replay frames them again (compact JSON payloads, int64 integers)."""
+    from zigai.providers.eventstream import iter_messages
+
+    messages = []
+    for message in iter_messages([data]):
+        try:
+            payload = json.loads(message.payload)
+        except ValueError:
+            raise CassetteError("an event stream message payload is not JSON") from None
+        messages.append({"headers": dict(message.headers), "payload": payload})
+    try:
+        return Body("eventstream", check_event_messages(messages, "event stream response"))
+    except InvalidCassette as exc:
+        raise CassetteError(str(exc)) from None
+
+
 def _classify(body: bytes | None, filters: CassetteFilters) -> Body | None:
     if body is None or body == b"":
         return None
@@ -534,7 +568,9 @@ class RecordingTransport:
             for k, v in headers if k.lower() in self.safe_response_headers
         )
         scrubbed = None if body is None else redact_bytes(body, secrets)
-        if as_text:  # SSE and other line streams stay text (a literal block in YAML)
+        if scrubbed and _is_event_stream(headers):  # binary frames become readable messages
+            recorded: Body | None = _event_stream_body(scrubbed)
+        elif as_text:  # SSE and other line streams stay text (a literal block in YAML)
             recorded = Body("text", scrubbed.decode("utf-8")) if scrubbed else None
         else:
             recorded = _classify(scrubbed, self.filters)

@@ -187,6 +187,9 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     from zigai.cli.web import add_web_parser
 
     add_web_parser(commands, out)
+    from zigai.cli.conformance import add_conformance_parser
+
+    add_conformance_parser(commands, out)
     commands.add_parser("demo", out=out, help="a streamed weather tool loop over real HTTP on 127.0.0.1")
     return parser
 
@@ -218,6 +221,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         from zigai.cli.web import web_command
 
         return web_command(args, env, err)
+    if args.command == "conformance":
+        from zigai.cli.conformance import conformance_command
+
+        return conformance_command(args, out, err)
     if args.command == "demo":
         from zigai.cli.demo import demo_command
 

@@ -31,6 +31,7 @@ import enum
 from zigai.errors import (
     CapabilityError,
     CliError,
+    ConformanceError,
     ProviderError,
     ProviderRequestError,
     SecurityError,
@@ -106,6 +107,6 @@ def exit_code_for(error: BaseException) -> ExitCode:
         return ExitCode.credentials if isinstance(error, ProviderAuthError) else ExitCode.provider
     if isinstance(error, (ProviderError, TransportError, SecurityError)):
         return ExitCode.provider
-    if isinstance(error, (CliUsageError, InvalidModelString, InvalidProfileOverride)):
+    if isinstance(error, (CliUsageError, InvalidModelString, InvalidProfileOverride, ConformanceError)):
         return ExitCode.usage
     return ExitCode.fault
