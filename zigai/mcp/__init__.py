@@ -42,15 +42,20 @@ Submodules
     policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
     challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``auth_tokens``
     (OAuth clients, token sets, the issuer-keyed credential store, token and registration
-    requests), ``auth_flow`` (:class:`~zigai.mcp.auth_flow.OAuthProvider`, the HTTP
+    requests), ``auth_flow`` (:class:`~zigai.mcp.auth.flow.OAuthProvider`, the HTTP
     transport's ``auth=``), ``auth_server`` (the server's Bearer policy and RFC 9728
     metadata), ``auth_testing`` (a loopback authorization server), ``errors``.
 """
 
 from __future__ import annotations
 
-from zigai.mcp import primitives
-from zigai.mcp.client import Client, EventSink, ListenResult, RequestOptions
+from zigai.mcp.client.client import Client, EventSink, ListenResult, RequestOptions
+from zigai.mcp.client.http import StreamableHttpTransport
+from zigai.mcp.client.listen import listen_with_recovery
+from zigai.mcp.client.stdio import StderrMode, StdioOptions, StdioTransport
+from zigai.mcp.client.task_store import FileStore, MemoryStore, TaskRecord, TaskStore
+from zigai.mcp.client.tasks import TaskPolling
+from zigai.mcp.client.toolset import McpToolset, render_tool_result
 from zigai.mcp.errors import (
     FeatureNotInRevision,
     HeaderMismatch,
@@ -89,12 +94,16 @@ from zigai.mcp.errors import (
     TaskWaitExhausted,
     UnsupportedProtocolVersion,
 )
-from zigai.mcp.http import StreamableHttpTransport
-from zigai.mcp.input import InputHandler, InputKind, InputRequest, InputRequired, InputResponse
-from zigai.mcp.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
-from zigai.mcp.listen import listen_with_recovery
-from zigai.mcp.memory import InProcessTransport
-from zigai.mcp.primitives import (
+from zigai.mcp.server.http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
+from zigai.mcp.server.input import InputStillNeeded
+from zigai.mcp.server.memory import InProcessTransport
+from zigai.mcp.server.server import Server, ServerRequest, current_request
+from zigai.mcp.server.stdio import serve_stdio
+from zigai.mcp.server.tasks import TaskContext, TaskServer
+from zigai.mcp.wire import primitives
+from zigai.mcp.wire.input import InputHandler, InputKind, InputRequest, InputRequired, InputResponse
+from zigai.mcp.wire.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
+from zigai.mcp.wire.primitives import (
     ClientCapabilities,
     CompletionRequest,
     Implementation,
@@ -107,7 +116,7 @@ from zigai.mcp.primitives import (
     ServerCapabilities,
     SubscriptionFilter,
 )
-from zigai.mcp.results import (
+from zigai.mcp.wire.results import (
     AudioBlock,
     BlobResourceContents,
     CallToolResult,
@@ -130,16 +139,8 @@ from zigai.mcp.results import (
     ToolInfo,
     UnknownBlock,
 )
-from zigai.mcp.revisions import CLIENT_VERSIONS, LEGACY_VERSIONS
-from zigai.mcp.server import Server, ServerRequest, current_request
-from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
-from zigai.mcp.server_input import InputStillNeeded
-from zigai.mcp.server_stdio import serve_stdio
-from zigai.mcp.server_tasks import TaskContext, TaskServer
-from zigai.mcp.stdio import StderrMode, StdioOptions, StdioTransport
-from zigai.mcp.task_client import TaskPolling
-from zigai.mcp.task_store import FileStore, MemoryStore, TaskRecord, TaskStore
-from zigai.mcp.tasks import (
+from zigai.mcp.wire.revisions import CLIENT_VERSIONS, LEGACY_VERSIONS
+from zigai.mcp.wire.tasks import (
     TASKS_EXTENSION,
     TaskCancelled,
     TaskCompleted,
@@ -148,8 +149,7 @@ from zigai.mcp.tasks import (
     TaskState,
     TaskWorking,
 )
-from zigai.mcp.toolset import McpToolset, render_tool_result
-from zigai.mcp.transport import McpTransport, OutgoingRequest
+from zigai.mcp.wire.transport import McpTransport, OutgoingRequest
 
 Error = McpError  # the spec's ``mcp.Error``
 
