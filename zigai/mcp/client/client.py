@@ -225,7 +225,7 @@ class Client:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- revision agreement (see revisions / legacy_client) ----------------------------------
+    # -- revision agreement (see wire.revisions / client.legacy) ----------------------------
 
     def _ensure_agreed(self, options: RequestOptions) -> None:
         if self._agreed:
@@ -427,7 +427,7 @@ class Client:
                 "(raise Client(max_input_rounds=...) if the server legitimately asks more)", result=result)
         return result
 
-    # -- the Tasks extension (see task_client) ------------------------------------------------
+    # -- the Tasks extension (see client.tasks) -----------------------------------------------
 
     def get_task(self, task_id: str, options: RequestOptions | None = None) -> TaskState:
         return task_client.get_task(self, task_id, options)

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from zigai.mcp.client.http import StreamableHttpTransport
 from zigai.mcp.client.options import RequestOptions
@@ -34,7 +35,7 @@ from zigai.mcp.errors import (
     McpErrorResponse,
     UnsupportedProtocolVersion,
 )
-from zigai.mcp.wire.input import InputKind, InputRequest, InputResponse
+from zigai.mcp.wire.input import InputHandler, InputKind, InputRequest, InputResponse
 from zigai.mcp.wire.jsonrpc import (
     META_SUBSCRIPTION_ID,
     JsonRpcNotification,
@@ -42,7 +43,12 @@ from zigai.mcp.wire.jsonrpc import (
     error_message,
     result_message,
 )
-from zigai.mcp.wire.primitives import UPDATE_STREAM_METHODS, ServerCapabilities
+from zigai.mcp.wire.primitives import (
+    UPDATE_STREAM_METHODS,
+    ClientCapabilities,
+    Implementation,
+    ServerCapabilities,
+)
 from zigai.mcp.wire.results import DiscoverResult
 from zigai.mcp.wire.revisions import (
     MODERN_ERROR_CODES,
@@ -53,9 +59,31 @@ from zigai.mcp.wire.revisions import (
     legacy_choice,
     means_legacy_server,
 )
+from zigai.mcp.wire.transport import McpTransport
 
-if TYPE_CHECKING:
-    from zigai.mcp.client.client import Client
+
+class Client(Protocol):
+    """What negotiation needs of :class:`zigai.mcp.Client` (structural, so the client module
+    imports this one and not the other way round)."""
+
+    transport: McpTransport
+    client_info: Implementation
+    capabilities: ClientCapabilities
+    input_handler: InputHandler | None
+    offered_versions: tuple[str, ...]
+    protocol_version: str
+    initialize_result: dict[str, Any] | None
+    server_capabilities: ServerCapabilities | None
+
+    def _deadline(self, options: RequestOptions) -> float | None: ...
+
+    def _exchange(self, method: str, params: Mapping[str, Any] | None, options: RequestOptions | None, *,
+                  version: str | None = None, internal: bool = False,
+                  deadline: float | None = None) -> dict[str, Any]: ...
+
+    def _agree(self, version: str, initialize_result: dict[str, Any] | None = None) -> None: ...
+
+    def _notify_internal(self, method: str, params: Mapping[str, Any] | None) -> None: ...
 
 __all__ = ["negotiate", "renew", "answer_server_request", "legacy_discover", "session_notification",
            "SESSION_STREAM_ID"]
@@ -156,8 +184,6 @@ def legacy_discover(client: Client) -> DiscoverResult:
     if isinstance(raw.get("instructions"), str):
         shaped["instructions"] = raw["instructions"]
     result = DiscoverResult.from_json(shaped)
-    from zigai.mcp.wire.primitives import Implementation
-
     server_info = None
     if isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str):
         server_info = Implementation(info["name"], info["version"])

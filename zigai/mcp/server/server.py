@@ -5,9 +5,9 @@ Job
     validation ladder, dispatch core or extension methods to registered handlers, and return
     the reply.  Tools may be zigai :class:`~zigai.tool.Tool` values (their schema, argument
     validation and encoding are reused) or native handlers returning :class:`CallToolResult`.
-    Serving loops live in ``server_stdio`` (one message per line) and ``server_http``
+    Serving loops live in ``server.stdio`` (one message per line) and ``server.http``
     (WSGI / ``http.server``, with the deployment policy); clients of the 2025 revisions are
-    served through a session of ``server_sessions`` that stands in for the envelope.
+    served through a session of ``server.sessions`` that stands in for the envelope.
 
 The ladder (first failure wins)
     malformed JSON or over the MCP message limits -> -32700; not one JSON-RPC request ->
@@ -34,7 +34,6 @@ Invariants
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import logging
@@ -43,7 +42,7 @@ import re
 import secrets
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from zigai.control import CancellationToken, RunControl
@@ -69,8 +68,8 @@ from zigai.mcp.server.input import (
     RoundInput,
     open_round,
     seal_round,
-    take_answers,
 )
+from zigai.mcp.server.request import ServerRequest, _current
 from zigai.mcp.server.values import (
     block_of,
     decode_cursor,
@@ -86,7 +85,7 @@ from zigai.mcp.wire.headers import (
     decode_header_value,
     invalid_header_annotation,
 )
-from zigai.mcp.wire.input import MRTR_METHODS, InputRequest, InputRequired
+from zigai.mcp.wire.input import MRTR_METHODS, InputRequired
 from zigai.mcp.wire.jsonrpc import (
     HEADER_METHOD,
     HEADER_NAME,
@@ -131,7 +130,7 @@ from zigai.mcp.wire.tasks import TASK_STATE_TYPES, TASKS_EXTENSION, TaskState
 from zigai.messages import TextContent, UserPromptPart
 from zigai.tool import InvalidToolArguments, ModelRetry, Tool, ToolRunContext, ToolTimedOut
 
-__all__ = ["Server", "ServerRequest", "NO_REPLY", "current_request", "HTTP_STATUS"]
+__all__ = ["Server", "NO_REPLY", "HTTP_STATUS"]
 
 _log = logging.getLogger("zigai.mcp.server")
 
@@ -142,67 +141,6 @@ _CACHEABLE = frozenset({"server/discover", "tools/list", "resources/list", "reso
                         "prompts/list", "resources/read"})
 _MAX_COMPLETIONS = 100
 _TASK_STREAMS = ClientCapabilities(extensions={TASKS_EXTENSION: {}})
-_current: contextvars.ContextVar[ServerRequest | None] = contextvars.ContextVar("zigai_mcp_request", default=None)
-
-
-def current_request() -> ServerRequest | None:
-    """The request a handler (or a zigai Tool called by the server) is serving, if any."""
-    return _current.get()
-
-
-@dataclass(slots=True)
-class ServerRequest:
-    """What a handler may know and do while serving one request.
-
-    ``control`` carries the request's cancellation (client cancel, closed stream) and the
-    server's per-request deadline; ``headers``/``tls`` are the HTTP facts (None on stdio).
-    """
-
-    id: RequestId
-    method: str
-    params: dict[str, Any]
-    protocol_version: str
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None = None
-    log_level: LogLevel | None = None
-    progress_token: RequestId | None = None
-    control: RunControl = field(default_factory=RunControl)
-    headers: Mapping[str, tuple[str, ...]] | None = None
-    tls: bool | None = None
-    emit_fn: Callable[[Notification], None] | None = None
-    input: RoundInput = field(default_factory=lambda: RoundInput({}, None, {}))
-
-    @property
-    def request_state(self) -> str | None:
-        """The handler's own state string from the previous round (verified by the server), if any."""
-        return self.input.state
-
-    def ask(self, *requests: InputRequest, state: str | None = None) -> dict[str, dict[str, Any]]:
-        """The client's answers to ``requests`` by key (multi round-trip input, SEP-2322).
-
-        When an answer is missing this raises :class:`InputStillNeeded`; the server answers
-        ``input_required`` for the missing keys with a sealed ``requestState`` carrying ``state``
-        and every answer so far, so on the retry this call returns (see ``server_input``).
-        """
-        return take_answers(self.input, self.client_capabilities, requests, state)
-
-    def emit(self, notification: Notification) -> None:
-        """Send a notification related to this request (dropped when the transport has no channel)."""
-        if self.emit_fn is not None and not self.control.cancelled:
-            self.emit_fn(notification)
-
-    def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress, when the client asked for it with a progress token."""
-        if self.progress_token is not None:
-            self.emit(Notification.progress(self.progress_token, progress, total, message))
-
-    def log(self, level: LogLevel, data: Any, logger: str | None = None) -> None:
-        """Send a log message, when the client opted in at this level or a lower one."""
-        level = LogLevel(level)
-        if self.log_level is not None and level.severity >= self.log_level.severity:
-            self.emit(Notification.log(level, data, logger))
-
-
 @dataclass(frozen=True, slots=True)
 class _ToolEntry:
     info: ToolInfo
@@ -457,7 +395,7 @@ class Server:
                  tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
                  token: CancellationToken | None = None, session: sessions.LegacySession | None = None) -> dict[str, Any]:
         """Run the ladder and the handler for one parsed request; raise McpErrorResponse on failure.
-        A request of a 2025 ``session`` (no 2026 envelope) is served by ``server_sessions``."""
+        A request of a 2025 ``session`` (no 2026 envelope) is served by ``server.sessions``."""
         params = dict(request.params or {})
         meta = params.pop("_meta", None)
         if session is not None and not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):

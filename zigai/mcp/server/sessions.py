@@ -7,7 +7,7 @@ Job
     and log level in a bounded table with idle expiry, and turn a request of that session
     (which carries no ``_meta`` envelope) into the same facts a 2026-07-28 request carries, so
     every handler serves both eras.  ``serve_stdio`` holds one session per connection;
-    ``server_http`` keys sessions by ``Mcp-Session-Id`` and ends them on ``DELETE``.
+    ``server.http`` keys sessions by ``Mcp-Session-Id`` and ends them on ``DELETE``.
 
 Invariants
     * The table holds at most ``max_sessions``; idle sessions (``idle_s`` without a request)
@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from zigai.control import CancellationToken, RunControl
 from zigai.mcp.errors import (
@@ -41,6 +41,8 @@ from zigai.mcp.errors import (
     InvalidRequest,
     MethodNotFound,
 )
+from zigai.mcp.server.input import RoundInput
+from zigai.mcp.server.request import ServerRequest
 from zigai.mcp.wire.jsonrpc import (
     META_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
@@ -49,11 +51,14 @@ from zigai.mcp.wire.jsonrpc import (
     error_message,
     result_message,
 )
-from zigai.mcp.wire.primitives import ClientCapabilities, Implementation, LogLevel, Notification
+from zigai.mcp.wire.primitives import (
+    ClientCapabilities,
+    Implementation,
+    LogLevel,
+    Notification,
+    ServerCapabilities,
+)
 from zigai.mcp.wire.revisions import LEGACY_VERSIONS, MODERN_ONLY_METHODS
-
-if TYPE_CHECKING:
-    from zigai.mcp.server.server import Server
 
 __all__ = ["LegacySession", "SessionTable", "DEFAULT_MAX_SESSIONS", "DEFAULT_SESSION_IDLE_S", "initialize_reply",
            "legacy_result", "legacy_capabilities", "serve_session", "needs_modern_input", "http_session", "legacy_shape", "opens_session", "SESSION_HEADER"]
@@ -133,6 +138,23 @@ def opens_session(request: JsonRpcRequest, header_version: str | None = None) ->
     return header_version is None or header_version not in SUPPORTED_VERSIONS
 
 
+class Server(Protocol):
+    """What a 2025 session needs of :class:`zigai.mcp.Server` (structural, so the server module
+    imports this one and not the other way round)."""
+
+    sessions: SessionTable
+    info: Implementation
+    instructions: str | None
+    request_timeout_ms: int | None
+
+    def capabilities(self) -> ServerCapabilities: ...
+
+    def _handler_for(self, method: str) -> Callable[[ServerRequest], Mapping[str, Any]]: ...
+
+    def _serve(self, handler: Callable[[ServerRequest], Mapping[str, Any]], context: ServerRequest,
+               round_input: RoundInput, legacy: bool = False) -> dict[str, Any]: ...
+
+
 def initialize_reply(server: Server, request: JsonRpcRequest) -> tuple[dict[str, Any], LegacySession | None]:
     """Answer ``initialize``: the reply and the new session (None when refused)."""
     params = request.params or {}
@@ -159,8 +181,6 @@ def serve_session(server: Server, session: LegacySession, request: JsonRpcReques
                   meta: Any, *, headers: Mapping[str, tuple[str, ...]] | None, tls: bool | None,
                   emit: Callable[[Notification], None] | None, token: CancellationToken | None) -> dict[str, Any]:
     """Serve one request of a 2025 session: this module's own methods, else the server's handler."""
-    from zigai.mcp.server.server import ServerRequest  # the server imports this module
-
     own = legacy_result(session, request.method, params)
     if own is not None:
         return own

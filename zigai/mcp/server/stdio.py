@@ -5,7 +5,7 @@ Job
     worker thread so long calls and listen streams do not block the line reader, write each
     reply and notification as exactly one line under one lock, honour
     ``notifications/cancelled``, and return when the input ends.  A client that opens with a
-    2025 ``initialize`` gets one session for the connection (``server_sessions``): its later
+    2025 ``initialize`` gets one session for the connection (``server.sessions``): its later
     requests without the 2026 envelope are served under that session's revision.
 
 Invariants

@@ -44,7 +44,8 @@ from zigai.mcp.errors import (
     McpErrorResponse,
     McpRequestCancelled,
 )
-from zigai.mcp.server.server import Server, ServerRequest
+from zigai.mcp.server.request import ServerRequest
+from zigai.mcp.server.server import Server
 from zigai.mcp.server.values import error_result, tool_value
 from zigai.mcp.wire.input import InputRequest, InputResponse
 from zigai.mcp.wire.primitives import ClientCapabilities

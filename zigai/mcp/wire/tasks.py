@@ -5,8 +5,8 @@ Job
     task the server reports (a ``resultType: "task"`` handle, a ``tasks/get`` result, a
     ``notifications/tasks`` event) into one member of a tagged union: :class:`TaskWorking`,
     :class:`TaskNeedsInput`, :class:`TaskCompleted`, :class:`TaskFailed` or
-    :class:`TaskCancelled`.  The client calls live in ``task_client``, durability in
-    ``task_store``, the server side in ``server_tasks``.
+    :class:`TaskCancelled`.  The client calls live in ``client.tasks``, durability in
+    ``client.task_store``, the server side in ``server.tasks``.
 
 Invariants
     * Each status carries exactly its own payload: ``completed`` a ``result`` object,
