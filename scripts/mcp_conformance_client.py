@@ -6,7 +6,7 @@ The suite starts one mock server per scenario and runs ``python mcp_conformance_
 environment.  This entry does what an application would do with the public zigai API: list
 the tools, call them (answering any multi round-trip input through :func:`answer_input`, an
 unattended InputHandler), and, where the server asks for authorization, authorize through
-:mod:`zigai.mcp.auth`.  It exits 0 when the session worked and 1 (with the error on stderr)
+:mod:`zigai.mcp.auth.discovery`.  It exits 0 when the session worked and 1 (with the error on stderr)
 when zigai refused something, which is the correct outcome for the scenarios that test a
 refusal.
 """
@@ -30,8 +30,8 @@ from zigai.mcp import (
     StreamableHttpTransport,
     ToolInfo,
 )
-from zigai.mcp.auth_flow import OAuthProvider
-from zigai.mcp.auth_tokens import OAuthClient
+from zigai.mcp.auth.flow import OAuthProvider
+from zigai.mcp.auth.tokens import OAuthClient
 from zigai.security import UrlPolicy
 from zigai.transport import HttpTransport, RedirectPolicy, TransportRequest
 

@@ -20,7 +20,7 @@ from support.mcp_peers import build_zigai_server
 
 from zigai import mcp
 from zigai.agent_spec import Catalogs, InvalidAgentSpec, model_string_catalog, parse, resolve
-from zigai.mcp.connect import connect_server
+from zigai.mcp.client.connect import connect_server
 from zigai.security import UrlPolicy, UrlPolicyViolation
 from zigai.testing import TestModel
 

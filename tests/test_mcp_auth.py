@@ -1,4 +1,4 @@
-"""zigai.mcp.auth: Bearer challenges, RFC 9728 / RFC 8414 discovery over real loopback HTTP, RFC 9207."""
+"""zigai.mcp.auth.discovery: Bearer challenges, RFC 9728 / RFC 8414 discovery over real loopback HTTP, RFC 9207."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from zigai.errors import McpError
-from zigai.mcp.auth import (
+from zigai.mcp.auth.discovery import (
     MAX_CHALLENGE_BYTES,
     AuthDiscovery,
     AuthMetadataNotFound,

@@ -21,11 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from zigai import mcp
-from zigai.mcp.auth import AuthorizationResponseRejected, InvalidAuthMetadata
-from zigai.mcp.auth_flow import AuthorizationFailed, AuthorizationRejected, OAuthProvider
-from zigai.mcp.auth_server import AccessToken, BearerAuthPolicy
-from zigai.mcp.auth_testing import LoopbackAuthorizationServer
-from zigai.mcp.auth_tokens import (
+from zigai.mcp.auth.discovery import AuthorizationResponseRejected, InvalidAuthMetadata
+from zigai.mcp.auth.flow import AuthorizationFailed, AuthorizationRejected, OAuthProvider
+from zigai.mcp.auth.server import AccessToken, BearerAuthPolicy
+from zigai.mcp.auth.testing import LoopbackAuthorizationServer
+from zigai.mcp.auth.tokens import (
     ClientRegistrationFailed,
     MemoryCredentialStore,
     OAuthClient,
@@ -467,8 +467,8 @@ def test_choose_auth_method_prefers_basic_and_refuses_what_it_cannot_do() -> Non
 def test_registration_without_a_client_id_is_a_named_error() -> None:
     site = _TokenSite(b"{}")
     try:
-        from zigai.mcp.auth import AuthDiscovery
-        from zigai.mcp.auth_tokens import register_client
+        from zigai.mcp.auth.discovery import AuthDiscovery
+        from zigai.mcp.auth.tokens import register_client
 
         with HttpTransport(url_policy=LOCAL) as http, AuthDiscovery(transport=http, url_policy=LOCAL) as discovery:
             server = discovery.authorization_server(site.issuer)
@@ -608,8 +608,8 @@ def test_notifications_are_authorized_too_and_other_403s_are_plain_status_errors
 
 
 def test_token_requests_without_endpoints_or_answers_are_named_errors() -> None:
-    from zigai.mcp.auth import AuthorizationServerMetadata
-    from zigai.mcp.auth_tokens import register_client, request_token
+    from zigai.mcp.auth.discovery import AuthorizationServerMetadata
+    from zigai.mcp.auth.tokens import register_client, request_token
 
     bare = AuthorizationServerMetadata("https://as.example.com", None, None)
     client = OAuthClient("c")

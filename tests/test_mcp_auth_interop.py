@@ -14,8 +14,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from zigai import mcp
-from zigai.mcp.auth_server import BearerAuthPolicy
-from zigai.mcp.auth_testing import LoopbackAuthorizationServer
+from zigai.mcp.auth.server import BearerAuthPolicy
+from zigai.mcp.auth.testing import LoopbackAuthorizationServer
 from zigai.reflect import tool
 
 SDK_INSTALLED = importlib.util.find_spec("mcp") is not None

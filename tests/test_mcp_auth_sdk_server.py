@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from zigai.mcp.auth import AuthDiscovery
-from zigai.mcp.auth_tokens import OAuthClient, TokenRequestFailed, choose_auth_method, request_token
+from zigai.mcp.auth.discovery import AuthDiscovery
+from zigai.mcp.auth.tokens import OAuthClient, TokenRequestFailed, choose_auth_method, request_token
 from zigai.security import UrlPolicy
 from zigai.transport import HttpTransport
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from zigai import mcp
-from zigai.mcp.auth import AuthDiscovery, parse_bearer_challenge
-from zigai.mcp.auth_server import AccessToken, BearerAuthPolicy
-from zigai.mcp.server_http import handle_http, wsgi_app
+from zigai.mcp.auth.discovery import AuthDiscovery, parse_bearer_challenge
+from zigai.mcp.auth.server import AccessToken, BearerAuthPolicy
+from zigai.mcp.server.http import handle_http, wsgi_app
 from zigai.security import UrlPolicy
 from zigai.transport import HttpTransport, TransportRequest
 

@@ -10,8 +10,8 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
-from zigai.mcp.auth import pkce_pair
-from zigai.mcp.auth_testing import LoopbackAuthorizationServer
+from zigai.mcp.auth.discovery import pkce_pair
+from zigai.mcp.auth.testing import LoopbackAuthorizationServer
 from zigai.security import UrlPolicy
 from zigai.transport import HttpTransport, RedirectPolicy, TransportRequest
 

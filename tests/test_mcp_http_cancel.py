@@ -162,7 +162,7 @@ def test_a_cancel_notice_the_server_never_answers_is_dropped_quietly(caplog: pyt
         while "was not delivered" not in caplog.text and time.monotonic() < end:
             time.sleep(0.05)
     assert "notifications/cancelled for 1 was not delivered" in caplog.text
-    transport._announce_cancelled(mcp.transport.OutgoingRequest(id=1, method="m", body=b"", protocol_version="v"),
+    transport._announce_cancelled(mcp.OutgoingRequest(id=1, method="m", body=b"", protocol_version="v"),
                                   "closed")  # after close nothing is sent
 
 

@@ -19,6 +19,7 @@ import pytest
 from support.mcp_peers import PNG, ROOT, build_zigai_server, stdio_command
 
 from zigai import Agent, mcp
+from zigai.control import CancellationToken
 from zigai.security import UrlPolicy
 from zigai.testing import TestModel
 from zigai.tool import ModelRetry
@@ -130,7 +131,7 @@ def test_unknown_methods_are_named_errors(sdk: mcp.Client) -> None:
 
 def test_listen_delivers_acknowledgement_and_change_events(sdk: mcp.Client) -> None:
     events: list[mcp.Notification] = []
-    stop = mcp.client.CancellationToken()
+    stop = CancellationToken()
     errors: list[BaseException] = []
 
     def listen() -> None:
@@ -165,7 +166,7 @@ def test_a_cancelled_http_listen_frees_its_connection_at_once() -> None:
     with sdk_http_server() as url, mcp.Client(mcp.StreamableHttpTransport(url, url_policy=LOCAL, max_in_flight=1),
                                               default_timeout_ms=20_000) as client:
         events: list[mcp.Notification] = []
-        stop = mcp.client.CancellationToken()
+        stop = CancellationToken()
         thread = threading.Thread(target=lambda: pytest.raises(mcp.McpRequestCancelled, client.listen,
                                                                mcp.SubscriptionFilter(tools_list_changed=True),
                                                                events.append, mcp.RequestOptions(cancel=stop)))

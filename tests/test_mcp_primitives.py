@@ -9,8 +9,8 @@ import pytest
 from zigai import mcp
 from zigai.json import Limits
 from zigai.mcp.errors import InvalidMcpMessage, InvalidMcpRequest
-from zigai.mcp.primitives import check_extension_id
-from zigai.mcp.results import parse_block
+from zigai.mcp.wire.primitives import check_extension_id
+from zigai.mcp.wire.results import parse_block
 
 
 def test_capabilities_serialize_standard_fields_and_prefixed_extensions() -> None:

@@ -18,8 +18,8 @@ from support.loopback import LoopbackServer, Received, Reply
 from support.mcp_stub import ScriptedPeer
 
 from zigai import mcp
-from zigai.mcp import legacy_client
-from zigai.mcp.jsonrpc import META_PROTOCOL_VERSION, JsonRpcRequest
+from zigai.mcp.client import legacy as legacy_client
+from zigai.mcp.wire.jsonrpc import META_PROTOCOL_VERSION, JsonRpcRequest
 from zigai.security import UrlPolicy
 
 LOCAL = UrlPolicy.local_development()
@@ -414,7 +414,7 @@ def test_an_empty_priming_event_on_a_2025_stream_is_skipped() -> None:
 
 
 def test_revision_rules_at_their_edges() -> None:
-    from zigai.mcp import revisions
+    from zigai.mcp.wire import revisions
 
     assert revisions.means_legacy_server(mcp.InvalidMcpMessage("not a reply"), False)
     assert not revisions.means_legacy_server(mcp.McpHttpStatusError("boom", status=500), False)
@@ -450,8 +450,8 @@ def test_a_discover_result_without_a_shared_modern_revision_leads_to_initialize(
 
 
 def test_legacy_discover_without_server_info_and_session_notifications() -> None:
-    from zigai.mcp.jsonrpc import META_SUBSCRIPTION_ID, JsonRpcNotification
-    from zigai.mcp.legacy_client import session_notification
+    from zigai.mcp.client.legacy import session_notification
+    from zigai.mcp.wire.jsonrpc import META_SUBSCRIPTION_ID, JsonRpcNotification
 
     def reply(method: str, params: dict[str, Any]) -> Any:
         if method == "server/discover":
@@ -541,7 +541,7 @@ def test_a_refused_reply_and_an_unreachable_delete_are_only_logged(caplog: pytes
 
 
 def test_the_sse_parser_keeps_the_last_id_and_retry_within_bounds() -> None:
-    from zigai.mcp.sse import SseParser
+    from zigai.mcp.wire.sse import SseParser
 
     parser = SseParser(1024)
     parser.feed(b"id: " + b"a" * 256 + b"\nretry: 1500\ndata: {}\n\n")

@@ -18,8 +18,9 @@ from support.mcp_peers import ROOT, build_zigai_server, stdio_command
 from support.timing import StallMeter, assert_ended_within
 
 from zigai import mcp
+from zigai.control import CancellationToken
 from zigai.json import Limits
-from zigai.mcp.server_http import DeploymentPolicy, handle_http
+from zigai.mcp.server.http import DeploymentPolicy, handle_http
 from zigai.security import UrlPolicy
 from zigai.tool import Tool
 
@@ -403,7 +404,7 @@ def test_zigai_client_and_server_over_http_with_listen_and_close() -> None:
 def test_cancelling_an_http_request_closes_its_stream_and_cancels_the_handler() -> None:
     mcp_peers.SEEN_CANCELLED.clear()
     with _served(build_zigai_server(), keepalive_s=0.05) as client:
-        token = mcp.client.CancellationToken()
+        token = CancellationToken()
         threading.Timer(0.3, token.cancel).start()
         started = time.monotonic()
         with pytest.raises(mcp.McpRequestCancelled):
@@ -464,7 +465,7 @@ def test_zigai_client_and_server_over_stdio_with_cancellation() -> None:
             assert_ended_within(started + 0.3, 1.2, meter)
         assert client.call_tool("double_1", {"x": 1}).text == "1"  # the server is still serving
         events: list[mcp.Notification] = []
-        token = mcp.client.CancellationToken()
+        token = CancellationToken()
 
         def listen() -> None:
             with pytest.raises(mcp.McpRequestCancelled):
@@ -530,7 +531,7 @@ def test_in_process_transport_carries_results_progress_and_cancellation() -> Non
         assert [n.method for n in progress if n.method == "notifications/progress"] == ["notifications/progress"] * 2
         with pytest.raises(mcp.MethodNotFound):
             client.request_json("vendor/unknown", {})
-        token = mcp.client.CancellationToken()
+        token = CancellationToken()
         threading.Timer(0.2, token.cancel).start()
         started = time.monotonic()
         with pytest.raises(mcp.McpRequestCancelled):

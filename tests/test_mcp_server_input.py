@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from zigai import mcp
-from zigai.mcp import server_input
+from zigai.mcp.server import input as server_input
 from zigai.tool import Tool
 
 SDK_INSTALLED = importlib.util.find_spec("mcp") is not None and importlib.util.find_spec("mcp_types") is not None

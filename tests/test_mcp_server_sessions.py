@@ -19,7 +19,7 @@ import pytest
 from support.mcp_peers import ROOT, build_zigai_server, stdio_command
 
 from zigai import mcp
-from zigai.mcp.server_sessions import SessionTable
+from zigai.mcp.server.sessions import SessionTable
 from zigai.security import UrlPolicy
 
 LOCAL = UrlPolicy.local_development()
@@ -199,7 +199,7 @@ def test_a_2026_initialize_is_a_removed_method_not_a_session(served: tuple[mcp.S
 
 
 def test_2025_shapes_drop_what_the_revision_cannot_carry() -> None:
-    from zigai.mcp.server_sessions import legacy_capabilities, legacy_shape
+    from zigai.mcp.server.sessions import legacy_capabilities, legacy_shape
 
     listed = legacy_shape("tools/list", {"tools": [
         {"name": "a", "outputSchema": {"type": "integer"}}, {"name": "b", "outputSchema": {"type": "object"}},

@@ -20,14 +20,14 @@ from support.timing import (
 
 from zigai import mcp
 from zigai.control import CancellationToken
-from zigai.mcp.jsonrpc import (
+from zigai.mcp.wire.jsonrpc import (
     JsonRpcError,
     JsonRpcNotification,
     JsonRpcResponse,
     encode,
     request_message,
 )
-from zigai.mcp.transport import OutgoingRequest
+from zigai.mcp.wire.transport import OutgoingRequest
 
 # A child that answers requests in reverse order of arrival once two are waiting, echoes
 # notifications/cancelled back as a log line, and emits routed notifications on demand.

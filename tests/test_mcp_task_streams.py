@@ -19,8 +19,8 @@ from support.mcp_tasks import ELICIT, EXT, FAST, Counting, build_task_server, se
 
 from zigai import mcp
 from zigai.control import CancellationToken
-from zigai.mcp.jsonrpc import JsonRpcNotification, JsonRpcResponse
-from zigai.mcp.transport import NotificationSink, OutgoingRequest, Reply
+from zigai.mcp.wire.jsonrpc import JsonRpcNotification, JsonRpcResponse
+from zigai.mcp.wire.transport import NotificationSink, OutgoingRequest, Reply
 
 SLOW = mcp.TaskPolling(min_interval_ms=30_000, max_interval_ms=30_000, max_polls=100)
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -261,7 +261,7 @@ def test_stub_without_task_streams_falls_back_to_polling() -> None:
 def test_stub_refusing_the_stream_raises_its_error() -> None:
     class Refusing(StreamingStub):
         def request(self, request: OutgoingRequest, **kwargs: Any) -> Reply:
-            from zigai.mcp.jsonrpc import JsonRpcError
+            from zigai.mcp.wire.jsonrpc import JsonRpcError
 
             if json.loads(request.body)["method"] == "subscriptions/listen":
                 return JsonRpcError(request.id, -32021, "needs the extension", None)
@@ -275,7 +275,7 @@ def test_stub_refusing_the_stream_raises_its_error() -> None:
     missing = Refusing(lambda subscription: [], lambda method, params: task("completed", result={}))
 
     def not_found(request: OutgoingRequest, **kwargs: Any) -> Reply:
-        from zigai.mcp.jsonrpc import JsonRpcError
+        from zigai.mcp.wire.jsonrpc import JsonRpcError
 
         if json.loads(request.body)["method"] == "subscriptions/listen":
             return JsonRpcError(request.id, -32601, "Method not found", None)

@@ -32,7 +32,7 @@ from support.mcp_tasks import (
 
 from zigai import mcp
 from zigai.control import CancellationToken
-from zigai.mcp.tasks import parse_task
+from zigai.mcp.wire.tasks import parse_task
 from zigai.tool import ModelRetry
 
 # ----------------------------------------------------------------------------- the tagged union

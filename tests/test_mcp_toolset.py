@@ -18,7 +18,7 @@ from support.timing import CancelLater, StallMeter, assert_ended_within
 
 from zigai import Agent, mcp
 from zigai.control import CancellationToken, RunControl
-from zigai.mcp.results import (
+from zigai.mcp.wire.results import (
     AudioBlock,
     BlobResourceContents,
     CallToolResult,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from zigai.json import Limits, defaults
-from zigai.mcp import headers as mh
 from zigai.mcp.errors import (
     HeaderMismatch,
     InvalidMcpMessage,
@@ -13,7 +12,8 @@ from zigai.mcp.errors import (
     McpMessageTooLarge,
     SseEventTooLarge,
 )
-from zigai.mcp.jsonrpc import (
+from zigai.mcp.wire import headers as mh
+from zigai.mcp.wire.jsonrpc import (
     JsonRpcError,
     JsonRpcNotification,
     JsonRpcRequest,
@@ -22,7 +22,7 @@ from zigai.mcp.jsonrpc import (
     decode_message,
     encode,
 )
-from zigai.mcp.sse import LINE_OVERHEAD_BYTES, SseEvent, SseParser
+from zigai.mcp.wire.sse import LINE_OVERHEAD_BYTES, SseEvent, SseParser
 
 # ----------------------------------------------------------------------------- SSE
 

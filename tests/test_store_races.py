@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from zigai import mcp
+from zigai.mcp.client.task_store import MAX_PENDING_DEPTH
 from zigai.mcp.errors import TaskStoreError
-from zigai.mcp.task_store import MAX_PENDING_DEPTH
 from zigai.memory import MemoryCapacityExceeded, MemoryLimits, SqliteStore
 from zigai.memory.errors import MemoryRecordNotFound
 from zigai.memory.records import CompactionRecord, ConversationRecord

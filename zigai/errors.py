@@ -166,7 +166,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 and FeatureNotInRevision (under
     │                                                 InvalidMcpRequest), TaskWaitExhausted,
     │                                                 TaskStoreError
-    │                             zigai.mcp.auth      McpAuthError (InvalidAuthChallenge,
+    │                             zigai.mcp.auth.discovery
+    │                                                 McpAuthError (InvalidAuthChallenge,
     │                                                 AuthMetadataNotFound, InvalidAuthMetadata
     │                                                 (AuthMetadataTooLarge),
     │                                                 AuthorizationResponseRejected,

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from zigai.mcp.errors import McpErrorResponse
-from zigai.mcp.jsonrpc import JsonRpcError, JsonRpcResponse
-from zigai.mcp.transport import NotificationSink, OutgoingRequest, Reply
+from zigai.mcp.wire.jsonrpc import JsonRpcError, JsonRpcResponse
+from zigai.mcp.wire.transport import NotificationSink, OutgoingRequest, Reply
 
 Replier = Callable[[str, dict[str, Any]], Any]
 

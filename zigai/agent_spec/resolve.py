@@ -123,7 +123,7 @@ ModelFactory = Callable[[ModelRef, Mapping[str, str]], Any]
 
 McpConnector = Callable[[McpServerDoc], Any]
 """``(server with substitutions applied) -> Toolset | (Toolset, cleanup)``.  Without one,
-:func:`resolve` uses :func:`zigai.mcp.connect.connect_server` (stdio and Streamable HTTP, the
+:func:`resolve` uses :func:`zigai.mcp.client.connect.connect_server` (stdio and Streamable HTTP, the
 default stdio child environment and URL policy)."""
 
 
@@ -409,14 +409,16 @@ def resolve(spec: Owned | AgentSpec, catalogs: Catalogs, model_factory: ModelFac
             env: Mapping[str, str] | None = None, *, mcp_connector: McpConnector | None = None,
             hooks: Sequence[Any] = ()) -> Resolved:
     """Full resolution: the dry run, then the model through ``model_factory``, MCP toolsets
-    through ``mcp_connector`` (default :func:`zigai.mcp.connect.connect_server`), and one
+    through ``mcp_connector`` (default :func:`zigai.mcp.client.connect.connect_server`), and one
     assembled :class:`~zigai.agent.Agent` (owned)."""
     from zigai.agent import Agent
 
     document = _spec_of(spec)
     plan = validate_resolution(document, catalogs, env)
     if plan.mcp_servers and mcp_connector is None:
-        from zigai.mcp.connect import connect_server as mcp_connector  # the documented default
+        from zigai.mcp.client.connect import (
+            connect_server as mcp_connector,  # the documented default
+        )
     options = _agent_options(document)  # may raise for settings the library refuses
     environment = os.environ if env is None else env
     view = {name: environment[name] for name in plan.environment if name in environment}

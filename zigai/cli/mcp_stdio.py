@@ -4,7 +4,7 @@ Job
     Start one :class:`~zigai.mcp.StdioTransport` child per command, wrap each in a
     :class:`~zigai.mcp.Client` and an :class:`~zigai.mcp.McpToolset`, and register every one
     for shutdown on the caller's :class:`contextlib.ExitStack`; an agent spec's HTTP server
-    (``url``) goes through the library's default connector (:mod:`zigai.mcp.connect`).
+    (``url``) goes through the library's default connector (:mod:`zigai.mcp.client.connect`).
 
 Invariants
     * A command is split like a POSIX shell would (``shlex``), never run through a shell.
@@ -88,7 +88,7 @@ def http_toolset(server: Any, stack: ExitStack) -> Any:
     closes it.  A server that is refused or does not answer is an operator error naming it."""
     from zigai.errors import SecurityError
     from zigai.mcp import McpError
-    from zigai.mcp.connect import connect_server
+    from zigai.mcp.client.connect import connect_server
 
     try:
         toolset, cleanup = connect_server(server)

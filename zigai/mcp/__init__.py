@@ -6,7 +6,7 @@ Job
     revision: no ``initialize`` handshake and no sessions; every request carries its own
     ``_meta`` envelope (protocol version, client identity, capabilities).  The client also
     speaks the session-based 2025-11-25 and 2025-06-18 revisions, agreed on first use
-    (``revisions``, ``legacy_client``).
+    (``wire.revisions``, ``client.legacy``).
 
 Invariants
     * Importing this package imports no third-party module and starts no process or thread.
@@ -22,35 +22,34 @@ Invariants
       for longer than the shutdown bounds.
 
 Submodules
-    ``jsonrpc`` (constants, ids, bounded framing), ``primitives`` (capabilities, filters,
-    notifications, prompt/completion requests), ``results`` (typed results and content blocks),
-    ``headers`` (header value encoding, ``x-mcp-header``), ``sse`` (event-stream parser),
-    ``transport`` (the transport contract), ``http`` (:class:`StreamableHttpTransport`),
-    ``stdio`` (:class:`StdioTransport`), ``memory`` (:class:`InProcessTransport`), ``client``
-    (:class:`Client`), ``revisions`` (the revisions, era detection, per-era methods),
-    ``legacy_client`` (``initialize`` and answering a 2025 server's requests), ``connect`` (the
-    default connector of agent specs' ``mcp_servers``), ``server_sessions`` (2025 clients of a
-    :class:`Server`: ``initialize``, the bounded session table), ``input`` (multi round-trip :class:`InputHandler` and
-    :class:`InputResponse` builders), ``tasks`` (the Tasks extension's tagged task states and
-    request params), ``task_client`` (get / update / cancel, ``wait_task``, ``resume_tasks``), ``task_watch``
-    (``watch_task`` over a task status stream),
-    ``task_store`` (:class:`FileStore`, two-phase input records), ``server_tasks``
-    (:class:`TaskServer`), ``listen`` (:func:`listen_with_recovery`), ``toolset``
-    (:class:`McpToolset`), ``server`` (:class:`Server`), ``server_input`` (server-side multi round-trip
-    input: ``ServerRequest.ask``, sealed ``requestState``), ``server_values`` (handler values as
-    results, cursors), ``server_stdio`` (:func:`serve_stdio`), ``server_http`` (deployment
-    policy, WSGI and ``http.server`` entries), ``auth`` (authorization discovery: Bearer
-    challenges, RFC 9728 / RFC 8414 metadata, scopes, PKCE, RFC 9207), ``auth_tokens``
-    (OAuth clients, token sets, the issuer-keyed credential store, token and registration
-    requests), ``auth_flow`` (:class:`~zigai.mcp.auth_flow.OAuthProvider`, the HTTP
-    transport's ``auth=``), ``auth_server`` (the server's Bearer policy and RFC 9728
-    metadata), ``auth_testing`` (a loopback authorization server), ``errors``.
+    Four sub-packages over one error module, bottom first.  Each imports only what is listed
+    before it (and its own modules); ``client`` and ``server`` never import each other, and
+    nothing inside imports this ``__init__`` (tests/test_mcp_layout.py):
+
+    ``errors``   every named MCP error (:class:`McpError` and its tree), shared by all.
+    ``wire``     what both ends share: JSON-RPC framing, headers, SSE, revisions, the transport
+                 contract, and the values that travel (capabilities, notifications, results,
+                 input requests, task states).
+    ``auth``     OAuth 2.1 for HTTP: discovery, tokens, the client's ``auth=`` provider, the
+                 server's Bearer policy, a loopback authorization server.
+    ``client``   :class:`Client`, its stdio and Streamable HTTP transports, the 2025 session
+                 handshake, the Tasks extension's client calls and store, listen streams,
+                 :class:`McpToolset` and the agent-spec connector.
+    ``server``   :class:`Server`, the request a handler sees, multi round-trip input, 2025
+                 sessions, :class:`TaskServer`, and serving over stdio, HTTP and in process.
+
+    Each sub-package's docstring maps its own modules.
 """
 
 from __future__ import annotations
 
-from zigai.mcp import primitives
-from zigai.mcp.client import Client, EventSink, ListenResult, RequestOptions
+from zigai.mcp.client.client import Client, EventSink, ListenResult, RequestOptions
+from zigai.mcp.client.http import StreamableHttpTransport
+from zigai.mcp.client.listen import listen_with_recovery
+from zigai.mcp.client.stdio import StderrMode, StdioOptions, StdioTransport
+from zigai.mcp.client.task_store import FileStore, MemoryStore, TaskRecord, TaskStore
+from zigai.mcp.client.tasks import TaskPolling
+from zigai.mcp.client.toolset import McpToolset, render_tool_result
 from zigai.mcp.errors import (
     FeatureNotInRevision,
     HeaderMismatch,
@@ -89,12 +88,17 @@ from zigai.mcp.errors import (
     TaskWaitExhausted,
     UnsupportedProtocolVersion,
 )
-from zigai.mcp.http import StreamableHttpTransport
-from zigai.mcp.input import InputHandler, InputKind, InputRequest, InputRequired, InputResponse
-from zigai.mcp.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
-from zigai.mcp.listen import listen_with_recovery
-from zigai.mcp.memory import InProcessTransport
-from zigai.mcp.primitives import (
+from zigai.mcp.server.http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
+from zigai.mcp.server.input import InputStillNeeded
+from zigai.mcp.server.memory import InProcessTransport
+from zigai.mcp.server.request import ServerRequest, current_request
+from zigai.mcp.server.server import Server
+from zigai.mcp.server.stdio import serve_stdio
+from zigai.mcp.server.tasks import TaskContext, TaskServer
+from zigai.mcp.wire import primitives
+from zigai.mcp.wire.input import InputHandler, InputKind, InputRequest, InputRequired, InputResponse
+from zigai.mcp.wire.jsonrpc import PROTOCOL_VERSION, SUPPORTED_VERSIONS, RequestId
+from zigai.mcp.wire.primitives import (
     ClientCapabilities,
     CompletionRequest,
     Implementation,
@@ -107,7 +111,7 @@ from zigai.mcp.primitives import (
     ServerCapabilities,
     SubscriptionFilter,
 )
-from zigai.mcp.results import (
+from zigai.mcp.wire.results import (
     AudioBlock,
     BlobResourceContents,
     CallToolResult,
@@ -130,16 +134,8 @@ from zigai.mcp.results import (
     ToolInfo,
     UnknownBlock,
 )
-from zigai.mcp.revisions import CLIENT_VERSIONS, LEGACY_VERSIONS
-from zigai.mcp.server import Server, ServerRequest, current_request
-from zigai.mcp.server_http import DeploymentPolicy, HttpServerHandle, serve_http, wsgi_app
-from zigai.mcp.server_input import InputStillNeeded
-from zigai.mcp.server_stdio import serve_stdio
-from zigai.mcp.server_tasks import TaskContext, TaskServer
-from zigai.mcp.stdio import StderrMode, StdioOptions, StdioTransport
-from zigai.mcp.task_client import TaskPolling
-from zigai.mcp.task_store import FileStore, MemoryStore, TaskRecord, TaskStore
-from zigai.mcp.tasks import (
+from zigai.mcp.wire.revisions import CLIENT_VERSIONS, LEGACY_VERSIONS
+from zigai.mcp.wire.tasks import (
     TASKS_EXTENSION,
     TaskCancelled,
     TaskCompleted,
@@ -148,8 +144,7 @@ from zigai.mcp.tasks import (
     TaskState,
     TaskWorking,
 )
-from zigai.mcp.toolset import McpToolset, render_tool_result
-from zigai.mcp.transport import McpTransport, OutgoingRequest
+from zigai.mcp.wire.transport import McpTransport, OutgoingRequest
 
 Error = McpError  # the spec's ``mcp.Error``
 
