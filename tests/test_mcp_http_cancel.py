@@ -135,8 +135,10 @@ def _wait_for(notices: list[dict[str, Any]], count: int) -> list[dict[str, Any]]
 
 
 def test_the_client_announces_a_request_given_up_at_its_deadline_or_cancelled() -> None:
+    # pinned: this server only ever answers a request when its client gives up, a negotiation probe too
     with _recording_server() as (url, notices), \
-            mcp.Client(mcp.StreamableHttpTransport(url, url_policy=UrlPolicy.local_development())) as client:
+            mcp.Client(mcp.StreamableHttpTransport(url, url_policy=UrlPolicy.local_development()),
+                       protocol_version=mcp.PROTOCOL_VERSION) as client:
         with pytest.raises(mcp.McpRequestTimedOut):
             client.call_tool("slow", {}, options=mcp.RequestOptions(timeout_ms=200, request_id="late"))
         token = CancellationToken()
@@ -156,7 +158,8 @@ def test_a_cancel_notice_the_server_never_answers_is_dropped_quietly(caplog: pyt
         silent.listen(8)  # connections complete in the backlog and are never answered
         url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
         transport = mcp.StreamableHttpTransport(url, url_policy=UrlPolicy.local_development())
-        with mcp.Client(transport) as client, pytest.raises(mcp.McpRequestTimedOut):
+        with mcp.Client(transport, protocol_version=mcp.PROTOCOL_VERSION) as client, \
+                pytest.raises(mcp.McpRequestTimedOut):
             client.call_tool("slow", {}, options=mcp.RequestOptions(timeout_ms=200))
         end = time.monotonic() + 15
         while "was not delivered" not in caplog.text and time.monotonic() < end:
