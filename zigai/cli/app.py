@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from zigai.cli.args import settings_from_args
+from zigai.cli.args import add_agent_flags, settings_from_args
 from zigai.cli.config import DEFAULT_RETRIES, MAX_RETRIES
 from zigai.cli.errors import CliUsageError, ExitCode, error_line, exit_code_for
 
@@ -55,26 +55,6 @@ class _Parser(argparse.ArgumentParser):
         if self.out is not None and (file is None or file is sys.stdout):
             file = self.out
         super()._print_message(message, file)
-
-
-def _profile_json(text: str) -> dict[str, Any]:
-    from zigai import json as zjson
-    from zigai.json import defaults
-
-    try:
-        value = zjson.parse(text, defaults.cli_manifest)
-    except zjson.ValidationError as exc:
-        raise argparse.ArgumentTypeError(f"expected a JSON object of profile fields: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(
-            f"expected a JSON object of profile fields, got {zjson.type_name(value)}")
-    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
-
-    try:
-        apply_profile_overrides(ModelProfile(), value, "--profile")
-    except InvalidProfileOverride as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return value
 
 
 def _positive_int(text: str) -> int:
@@ -139,9 +119,6 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print output, usage and cost as JSON")
     run.add_argument("--events", choices=["agui"],
                      help="print the run's events as JSON lines (agui: AG-UI events)")
-    run.add_argument("--profile", type=_profile_json, metavar="JSON",
-                     help="override the model's capability profile, e.g. "
-                          "'{\"supports_tools\": true}' for a model name zigai does not know")
     run.add_argument("--max-requests", type=_positive_int, metavar="N", help="model request limit")
     run.add_argument("--timeout", type=_positive_float, metavar="SECONDS", help="run deadline")
     retries = run.add_mutually_exclusive_group()
@@ -150,14 +127,7 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
                               f"connection failures; Retry-After honoured; default {DEFAULT_RETRIES})")
     retries.add_argument("--no-retries", action="store_const", const=0, dest="retries",
                          help="never retry a model request (same as --retries 0)")
-    run.add_argument("--mcp-stdio", action="append", metavar='"CMD ARGS"',
-                     help="an MCP server started on stdio whose tools the agent may call (repeatable)")
-    run.add_argument("--mcp-env", action="append", metavar="NAME[=VALUE]",
-                     help="give the --mcp-stdio servers this variable: NAME copies it from zigai's environment, "
-                          "NAME=VALUE sets it (repeatable; by default servers get only HOME, PATH, USER, "
-                          "SHELL, TERM, LOGNAME, TMPDIR, LANG and LC_*)")
-    run.add_argument("--mcp-inherit-env", action="store_true", default=None,
-                     help="give the --mcp-stdio servers zigai's whole environment, API keys included")
+    add_agent_flags(run)
     run.add_argument("--config", metavar="FILE", help="JSON configuration file (see docs)")
     run.add_argument("--pause-file", metavar="FILE", default="zigai-pause.json",
                      help="where a run paused for approval is saved (default: %(default)s)")

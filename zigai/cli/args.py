@@ -1,6 +1,6 @@
-"""Turn parsed ``zigai run`` / ``zigai web`` arguments into :class:`RunSettings`.
+"""The agent flags of ``zigai run`` / ``zigai web`` and their :class:`RunSettings`.
 
-One job: the precedence rule (flags, then ``ZIGAI_MODEL``, then the config file; a ``--spec``
+One job: the flags both commands share, and the precedence rule (flags, then ``ZIGAI_MODEL``, then the config file; a ``--spec``
 file defines everything itself) and making paths absolute, shared by every command that
 builds an agent from flags.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Mapping
+from typing import Any
 
 from zigai.cli.config import RunSettings, load_config
 
-__all__ = ["settings_from_args"]
+__all__ = ["settings_from_args", "add_agent_flags"]
 
 
 def settings_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> RunSettings:
@@ -50,3 +51,38 @@ def settings_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> RunS
     if values.get("output_schema"):
         values["output_schema"] = os.path.abspath(values["output_schema"])
     return RunSettings(**values)
+
+
+def profile_json(text: str) -> dict[str, Any]:
+    from zigai import json as zjson
+    from zigai.json import defaults
+
+    try:
+        value = zjson.parse(text, defaults.cli_manifest)
+    except zjson.ValidationError as exc:
+        raise argparse.ArgumentTypeError(f"expected a JSON object of profile fields: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"expected a JSON object of profile fields, got {zjson.type_name(value)}")
+    from zigai.model import InvalidProfileOverride, ModelProfile, apply_profile_overrides
+
+    try:
+        apply_profile_overrides(ModelProfile(), value, "--profile")
+    except InvalidProfileOverride as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def add_agent_flags(parser: Any) -> None:
+    """The flags every agent-building command shares: ``--profile`` and the MCP stdio servers."""
+    parser.add_argument("--profile", type=profile_json, metavar="JSON",
+                        help="override the model's capability profile, e.g. "
+                             "'{\"supports_tools\": true}' for a model name zigai does not know")
+    parser.add_argument("--mcp-stdio", action="append", metavar='"CMD ARGS"',
+                        help="an MCP server started on stdio whose tools the agent may call (repeatable)")
+    parser.add_argument("--mcp-env", action="append", metavar="NAME[=VALUE]",
+                        help="give the --mcp-stdio servers this variable: NAME copies it from zigai's environment, "
+                             "NAME=VALUE sets it (repeatable; by default servers get only HOME, PATH, USER, "
+                             "SHELL, TERM, LOGNAME, TMPDIR, LANG and LC_*)")
+    parser.add_argument("--mcp-inherit-env", action="store_true", default=None,
+                        help="give the --mcp-stdio servers zigai's whole environment, API keys included")

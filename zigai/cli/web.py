@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from typing import Any, TextIO
 
+from zigai.cli.args import add_agent_flags
 from zigai.cli.errors import CliUsageError, ExitCode
 
 __all__ = ["LOOPBACK_HOSTS", "add_web_parser", "load_agent", "web_command"]
@@ -40,8 +41,7 @@ def add_web_parser(commands: Any, out: TextIO | None) -> None:
     web = commands.add_parser("web", out=out, help="serve an agent with the built-in chat page on 127.0.0.1")
     web.add_argument("--model", help="model string, e.g. openai:gpt-5-mini, anthropic:…, test")
     web.add_argument("--tools", metavar="FILE.py", help="Python file whose functions become tools")
-    web.add_argument("--mcp-stdio", action="append", metavar='"CMD ARGS"',
-                     help="an MCP server started on stdio whose tools the agent may call (repeatable)")
+    add_agent_flags(web)
     web.add_argument("--spec", metavar="AGENT.yaml",
                      help="agent spec file (JSON or YAML) defining the agent; --tools is its tool registry")
     web.add_argument("--agent", metavar="FILE.py[:NAME]",
