@@ -22,12 +22,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
 from zigai.capability import Capability, CapabilityLayer
 from zigai.context_budget import ContextBudget
-from zigai.control import CancellationToken, RunControl
+from zigai.control import CancellationToken
 from zigai.hooks import Correlation, Hook, check_hooks
 from zigai.messages import Message, UserContent
 from zigai.model import ManagedTool, Model, UnsupportedModelFeature
@@ -43,9 +43,9 @@ from zigai.retry import RetryPolicy
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, merge_settings
 from zigai.tool import Tool, ToolLimits
+from zigai.tool.context import RunContext
 from zigai.tool.policy import Policy
 from zigai.toolset import Toolset
-from zigai.usage import RunUsage
 
 if TYPE_CHECKING:
     from zigai.agent.pending import PendingMessageQueue
@@ -58,18 +58,12 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # a default (PEP 696): an agent without output_type has output of any type
+    from typing_extensions import TypeVar as _DefaultedTypeVar
 
-
-@dataclass(frozen=True, slots=True)
-class RunContext:
-    """What dynamic instructions see: dependencies, usage so far, history and run control."""
-
-    deps: Any
-    usage: RunUsage
-    request_count: int
-    messages: tuple[Message, ...]
-    control: RunControl
-    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
+    OutputT = _DefaultedTypeVar("OutputT", default=Any)
+else:
+    OutputT = TypeVar("OutputT")
 
 
 DynamicInstruction = Callable[[RunContext], "str | None"]
@@ -264,14 +258,19 @@ TypedMode = Literal["native", "tool", "prompted"]
 
 
 @dataclass(frozen=True, slots=True)
-class AgentConfig:
-    """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it."""
+class AgentConfig(Generic[OutputT]):
+    """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it.
+
+    ``tools`` may hold plain functions (reflected by :func:`zigai.reflect.tool`);
+    ``output_type`` makes every run typed (see :mod:`zigai.agent._output_type`), with
+    ``output_mode`` choosing native, tool or prompted output as ``run_typed``'s ``mode`` does.
+    """
 
     model: Model
     instructions: str | Sequence[str] = ()
     system_prompt: str | Sequence[str] = ()
     dynamic_instructions: Sequence[DynamicInstruction] = ()
-    tools: Sequence[Tool] = ()
+    tools: Sequence[Tool | Callable[..., Any]] = ()
     toolsets: Sequence[Toolset] = ()
     output: OutputSpec = field(default_factory=OutputSpec.text)
     output_validators: Sequence[OutputValidator] = ()
@@ -302,6 +301,14 @@ class AgentConfig:
     #: datetime.  ``None`` means ``datetime.now(UTC)``.  A fixed clock makes histories
     #: from separate runs compare equal.
     clock: Callable[[], datetime] | None = field(default=None, compare=False)
+    output_type: type[OutputT] | Sequence[type[OutputT]] | Callable[..., OutputT] | None = None
+    output_mode: TypedMode | None = None
+    #: Set by the first run (under ``_cache_lock``); decorators refuse to change a frozen agent.
+    _frozen: bool = field(default=False, init=False, repr=False, compare=False)
+    #: Derived from output_type in __post_init__: the type typed runs decode into (None for
+    #: untyped agents and output functions) and the OutputSpec runs use.
+    _typed_output: Any = field(default=None, init=False, repr=False, compare=False)
+    _output_spec: Any = field(default=None, init=False, repr=False, compare=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -310,13 +317,23 @@ class AgentConfig:
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (e.g. to a Dask worker) copies the configuration; the lock and the derived-value
         # cache belong to one process and are recreated empty.
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("_cache", "_cache_lock")}
+        skip = ("_cache", "_cache_lock", "_frozen", "_typed_output", "_output_spec")
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_cache_lock", threading.Lock())
+        object.__setattr__(self, "_frozen", False)
+        self._derive_output()
+
+    def _derive_output(self) -> None:
+        from zigai.agent._output_type import resolve_output_type
+
+        typed, spec = resolve_output_type(self.output_type, self.output_mode, self.output)
+        object.__setattr__(self, "_typed_output", typed)
+        object.__setattr__(self, "_output_spec", spec)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -346,11 +363,9 @@ class AgentConfig:
                 for item in items:
                     _check_validator_signature(item)
             set_(self, name, items)
-        tools = tuple(self.tools)
-        for tool in tools:
-            if not isinstance(tool, Tool):
-                raise InvalidAgentConfiguration(f"Agent.tools must be Tool values, got {type(tool).__name__}")
-        set_(self, "tools", tools)
+        from zigai.agent._output_type import coerce_tools
+
+        set_(self, "tools", coerce_tools(self.tools))
         toolsets = tuple(self.toolsets)
         for toolset in toolsets:
             if not isinstance(toolset, Toolset):
@@ -358,6 +373,7 @@ class AgentConfig:
         set_(self, "toolsets", toolsets)
         if not isinstance(self.output, OutputSpec):
             raise InvalidAgentConfiguration("Agent.output must be an OutputSpec")
+        self._derive_output()
         for name in ("max_output_retries", "max_tool_retries"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -412,6 +428,11 @@ class AgentConfig:
         except TypeError as exc:
             raise InvalidAgentConfiguration(str(exc)) from None
 
+    @property
+    def function_tools(self) -> tuple[Tool, ...]:
+        """``tools`` as built: plain functions given there are reflected Tool values here."""
+        return self.tools  # type: ignore[return-value]  # coerced to tuple[Tool, ...] in __post_init__
+
     # -- derived values (cached; immutable) -------------------------------------------------
 
     def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
@@ -441,7 +462,7 @@ class AgentConfig:
 
     def prepared_output(self, profile: ModelProfile) -> PreparedOutput:
         """The agent's output spec prepared for ``profile``; cached per profile."""
-        return self._cached(("output", profile), lambda: prepare_output(self.output, profile))
+        return self._cached(("output", profile), lambda: prepare_output(self._output_spec, profile))
 
     def typed_output(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> PreparedOutput:
         """The prepared output ``run_typed`` uses for type ``tp``; cached per type, mode, profile."""
@@ -462,7 +483,9 @@ class AgentConfig:
             choice = OutputChoice(name, schema)
             chosen = mode
             if chosen is None:
-                if self.output.mode.value in ("native", "tool", "prompted"):
+                if self.output_mode is not None:
+                    chosen = self.output_mode
+                elif self.output.mode.value in ("native", "tool", "prompted"):
                     chosen = self.output.mode.value  # type: ignore[assignment]
                 elif profile.json_schema_output:
                     chosen = "native"
