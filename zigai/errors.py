@@ -117,7 +117,9 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
-    │                                                 InvalidAgentConfiguration, ForeignUploadedFile
+    │                                                 InvalidAgentConfiguration (UnsupportedKeyword,
+    │                                                 also a TypeError), ForeignUploadedFile,
+    │                                                 AgentFrozen, AwaitNotSupported (also a TypeError)
     │                             zigai.agent.paused_state InvalidPausedState (PausedStateTooLarge,
     │                                                 UnsupportedPausedStateVersion,
     │                                                 PausedStateIntegrityError)
