@@ -78,3 +78,21 @@ def test_typed_run_keywords_and_outputs_catch_misuse_on_exactly_the_marked_lines
     assert set(found) == set(expected), errors
     for number, message in expected.items():
         assert any(message in line for line in found[number]), (message, found[number])
+
+
+def test_the_from_pydantic_ai_page_examples_type_check_strictly(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "from-pydantic-ai.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    assert len(blocks) >= 6
+    paths = []
+    for index, code in enumerate(blocks):
+        path = tmp_path / f"from_pydantic_ai_block_{index}.py"
+        path.write_text(code, encoding="utf-8")
+        paths.append(str(path))
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "setup.cfg"), "--strict",
+         "--follow-imports=silent", "--cache-dir", str(ROOT / ".mypy_cache"),
+         "--no-error-summary", *paths],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "")
