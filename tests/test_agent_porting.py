@@ -512,3 +512,56 @@ def test_async_with_and_async_for_on_a_stream_name_the_plain_spelling() -> None:
         asyncio.run(ported_with())
     with pytest.raises(AwaitNotSupported, match="plain `for event in stream`"):
         asyncio.run(ported_for())
+
+
+# -- edges of the translations ---------------------------------------------------------------------
+
+
+def test_output_type_list_edges_are_refused() -> None:
+    def pick(x: int) -> int:
+        return x
+
+    with pytest.raises(InvalidAgentConfiguration, match=r"output_type=\[\] names no type"):
+        Agent(TestModel(), output_type=[])
+    with pytest.raises(InvalidAgentConfiguration, match="lists a function"):
+        Agent(TestModel(), output_type=[Forecast, pick])
+
+
+def test_an_output_function_with_a_context_parameter_is_refused() -> None:
+    def needs_ctx(ctx: RunContext[Deps], x: int) -> int:
+        return x
+
+    with pytest.raises(InvalidAgentConfiguration, match="takes a context first"):
+        Agent(TestModel(), output_type=needs_ctx)
+
+
+@pytest.mark.parametrize(("mode", "format_kind"), [("native", "json_schema"), ("prompted", "json_object")])
+def test_an_output_function_in_native_and_prompted_mode(mode: str, format_kind: str) -> None:
+    def area(point: Point) -> int:
+        return point["x"] * point["y"]
+
+    model = _answer(x=3, y=4)
+    assert Agent(model, output_type=area, output_mode=mode).run("go").output == 12  # type: ignore[arg-type]
+    assert model.last_request is not None and model.last_request.output_format.kind == format_kind
+
+
+def test_validator_shapes_three_parameters_pass_through_and_the_rest_adapt() -> None:
+    from zigai.agent._adapters import PortedValidator, adapt_instruction, adapt_validator
+    from zigai.output import OutputResult
+
+    def native(name: str, ctx: Any, value: Any) -> OutputResult:
+        return OutputResult.output(value)
+
+    assert adapt_validator(native) is native
+    ported = adapt_validator(lambda output: output)
+    assert isinstance(ported, PortedValidator) and repr(ported) == "PortedValidator(<lambda>)"
+    with pytest.raises(InvalidAgentConfiguration, match="must be callable"):
+        adapt_validator(3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidAgentConfiguration, match="must be callable"):
+        adapt_instruction("text")  # type: ignore[arg-type]
+
+
+def test_the_unset_marker_reads_as_unset() -> None:
+    from zigai.agent._override import UNSET
+
+    assert repr(UNSET) == "UNSET"

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # --- imports: the only lines that differ from the PydanticAI twin ---
-from zigai.agent import Agent, RunContext
+from zigai import Agent, ModelRetry, RunContext
 from zigai.testing import TestModel
-from zigai.tool import ModelRetry
 
 # --- end of imports ---
 
