@@ -117,9 +117,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
-    │                                                 InvalidAgentConfiguration (UnsupportedKeyword,
-    │                                                 also a TypeError), ForeignUploadedFile,
-    │                                                 AgentFrozen, AwaitNotSupported (also a TypeError)
+    │                                                 InvalidAgentConfiguration (UnsupportedKeyword),
+    │                                                 ForeignUploadedFile, AgentFrozen, AwaitNotSupported
     │                             zigai.agent.paused_state InvalidPausedState (PausedStateTooLarge,
     │                                                 UnsupportedPausedStateVersion,
     │                                                 PausedStateIntegrityError)
