@@ -565,3 +565,13 @@ def test_the_unset_marker_reads_as_unset() -> None:
     from zigai.agent._override import UNSET
 
     assert repr(UNSET) == "UNSET"
+
+
+def test_a_pydantic_ai_shaped_validator_in_output_validators_names_with_output_validator() -> None:
+    def plausible(ctx: Any, output: str) -> str:
+        return output
+
+    with pytest.raises(InvalidAgentConfiguration, match=r"agent\.with_output_validator\(\.\.\.\)"):
+        Agent(TestModel(), output_validators=[plausible])
+    agent = Agent(TestModel(custom_output_text="ok")).with_output_validator(plausible)
+    assert agent.run("go").output == "ok"

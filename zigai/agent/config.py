@@ -518,6 +518,8 @@ def _check_validator_signature(validator: Any) -> None:
         raise InvalidAgentConfiguration(
             f"output validator {getattr(validator, '__name__', validator)!r} takes {signature}, "
             "but is called as validator(name, ctx, value): add the leading name parameter "
-            "(the output choice's name, 'text' for plain text)"
+            "(the output choice's name, 'text' for plain text), or keep the PydanticAI shape "
+            "(ctx, output) / (output) and add it with agent.with_output_validator(...) or "
+            "@agent.output_validator"
         ) from None
 
