@@ -575,3 +575,20 @@ def test_a_pydantic_ai_shaped_validator_in_output_validators_names_with_output_v
         Agent(TestModel(), output_validators=[plausible])
     agent = Agent(TestModel(custom_output_text="ok")).with_output_validator(plausible)
     assert agent.run("go").output == "ok"
+
+
+def test_an_override_reaches_an_agent_that_a_tool_calls_on_a_worker_thread() -> None:
+    helper = Agent(TestModel(custom_output_text="real helper"))
+    seen: list[str] = []
+
+    def delegate(topic: str) -> str:
+        """Ask the helper agent."""
+        seen.append(threading.current_thread().name)
+        return helper.run(topic).output
+
+    outer = Agent(TestModel(), tools=[delegate], run_timeout_ms=60_000)  # a deadline: calls get threads
+    with helper.override(model=TestModel(custom_output_text="fake helper")):
+        inside = outer.run("go")
+    outside = outer.run("go")
+    assert seen[0] != threading.current_thread().name  # the tool ran on a worker thread
+    assert "fake helper" in inside.output and "real helper" in outside.output

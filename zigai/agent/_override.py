@@ -2,7 +2,8 @@
 
 An override is an entry in a :class:`contextvars.ContextVar`, never a change to the agent:
 runs of that agent *started* inside the ``with`` block, in the same thread (or the same
-asyncio task / ``contextvars.copy_context()`` copy), use a replacement agent built once when
+asyncio task / ``contextvars.copy_context()`` copy — tool calls run in such a copy, so an agent
+a tool calls is covered too), use a replacement agent built once when
 the block is entered (``dataclasses.replace`` of the agent, so every field is validated
 again) and, with ``deps=``, those dependencies instead of the run's.  Other threads start
 with an empty context and see the agent unchanged; leaving the block restores the previous
