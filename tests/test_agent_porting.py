@@ -592,3 +592,10 @@ def test_an_override_reaches_an_agent_that_a_tool_calls_on_a_worker_thread() -> 
     outside = outer.run("go")
     assert seen[0] != threading.current_thread().name  # the tool ran on a worker thread
     assert "fake helper" in inside.output and "real helper" in outside.output
+
+
+def test_the_constructor_signature_stays_visible_to_introspection() -> None:
+    import inspect
+
+    parameters = inspect.signature(Agent).parameters
+    assert {"model", "tools", "output_type", "output_mode", "deps_type"} <= set(parameters)

@@ -32,6 +32,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
@@ -92,6 +93,7 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
 
     if not TYPE_CHECKING:
 
+        @functools.wraps(AgentConfig.__init__)  # inspect.signature(Agent) shows the fields
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             check_keywords(kwargs, _AGENT_FIELDS, "Agent()", AGENT_SPELLINGS)
             AgentConfig.__init__(self, *args, **kwargs)
