@@ -52,3 +52,5 @@ with annotated.override(model=TestModel(), deps=Deps("Bergen")):
     pass
 listed = Agent(TestModel(), output_type=list[Forecast])
 assert_type(listed.run("go").output, list[Forecast])
+by_name = Agent("openai:gpt-5-mini", output_type=Forecast)  # a model string is a model
+assert_type(by_name, Agent[Any, Forecast])

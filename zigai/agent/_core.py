@@ -39,7 +39,7 @@ from zigai.hooks import (
     StreamEventBefore,
 )
 from zigai.messages import Message, RequestMessage, ResponseMessage
-from zigai.model import ModelRequest
+from zigai.model import Model, ModelRequest
 from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
 from zigai.retry import RetryBudget
 from zigai.settings import UnsupportedModelSetting, check_supported, merge_settings
@@ -98,7 +98,8 @@ class RunCore:
         self.control = RunControl.start(
             agent.run_timeout_ms, options.timeout_ms, token=options.cancellation
         )
-        self.model = agent.model
+        # a model string was resolved when the agent was built
+        self.model: Model = agent.model  # type: ignore[assignment]
         profile = self.model.profile
         self.profile = profile
         self.limits = options.limits if options.limits is not None else agent.limits

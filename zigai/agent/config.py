@@ -266,7 +266,7 @@ class AgentConfig(Generic[OutputT]):
     ``output_mode`` choosing native, tool or prompted output as ``run_typed``'s ``mode`` does.
     """
 
-    model: Model
+    model: Model | str
     instructions: str | Sequence[str] = ()
     system_prompt: str | Sequence[str] = ()
     dynamic_instructions: Sequence[DynamicInstruction] = ()
