@@ -599,3 +599,10 @@ def test_the_constructor_signature_stays_visible_to_introspection() -> None:
 
     parameters = inspect.signature(Agent).parameters
     assert {"model", "tools", "output_type", "output_mode", "deps_type"} <= set(parameters)
+
+
+def test_a_settings_dict_is_refused_naming_the_model_settings_conversion() -> None:
+    with pytest.raises(InvalidAgentConfiguration, match=r"ModelSettings\(\*\*settings\)"):
+        Agent(TestModel(), model_settings={"temperature": 0})  # type: ignore[arg-type]
+    with pytest.raises(InvalidAgentConfiguration, match=r"ModelSettings\(\*\*settings\)"):
+        Agent(TestModel()).run("go", model_settings={"temperature": 0})  # type: ignore[typeddict-item]

@@ -191,6 +191,12 @@ class ProviderErrorPolicy:
             raise InvalidAgentConfiguration("ProviderErrorPolicy.max_body_bytes must be an int >= 0")
 
 
+def _settings_hint(value: object) -> str:
+    if isinstance(value, dict):  # PydanticAI's settings are a TypedDict
+        return "; a settings dict converts with zigai.settings.ModelSettings(**settings)"
+    return ""
+
+
 def _timeout(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
@@ -240,7 +246,9 @@ class RunOptions:
         object.__setattr__(self, "history_processors", tuple(self.history_processors))
         _timeout("RunOptions.timeout_ms", self.timeout_ms)
         if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
-            raise InvalidAgentConfiguration("RunOptions.model_settings must be a ModelSettings")
+            raise InvalidAgentConfiguration(
+                "RunOptions.model_settings must be a ModelSettings" + _settings_hint(self.model_settings)
+            )
         if self.cancellation is not None and not isinstance(self.cancellation, CancellationToken):
             raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
         if self.limits is not None and not isinstance(self.limits, RunLimits):
@@ -383,7 +391,9 @@ class AgentConfig(Generic[OutputT]):
         except ValueError:
             raise InvalidAgentConfiguration(f"unknown end strategy {self.end_strategy!r}") from None
         if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
-            raise InvalidAgentConfiguration("Agent.model_settings must be a ModelSettings")
+            raise InvalidAgentConfiguration(
+                "Agent.model_settings must be a ModelSettings" + _settings_hint(self.model_settings)
+            )
         _timeout("Agent.run_timeout_ms", self.run_timeout_ms)
         _timeout("Agent.request_timeout_ms", self.request_timeout_ms)
         if not isinstance(self.limits, RunLimits):
