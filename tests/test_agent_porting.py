@@ -606,3 +606,18 @@ def test_a_settings_dict_is_refused_naming_the_model_settings_conversion() -> No
         Agent(TestModel(), model_settings={"temperature": 0})  # type: ignore[arg-type]
     with pytest.raises(InvalidAgentConfiguration, match=r"ModelSettings\(\*\*settings\)"):
         Agent(TestModel()).run("go", model_settings={"temperature": 0})  # type: ignore[typeddict-item]
+
+
+def test_agent_subscripts_with_one_or_two_type_arguments_at_run_time() -> None:
+    one = Agent[Deps](TestModel(), deps_type=Deps)
+    two = Agent[Deps, Forecast](_answer(city="Oslo", degrees=1), deps_type=Deps, output_type=Forecast)
+    assert type(one) is Agent and type(two) is Agent
+    assert two.run("go", deps=Deps("Oslo")).output == Forecast("Oslo", 1)
+
+
+def test_a_typed_validator_also_runs_under_lifecycle_hooks() -> None:
+    events: list[str] = []
+    agent = Agent(_answer(city="Oslo", degrees=1), output_type=Forecast, hooks=[lambda e: events.append(type(e).__name__)])
+    agent = agent.with_output_validator(lambda output: Forecast(output.city, output.degrees * 10))
+    assert agent.run("go").output == Forecast("Oslo", 10)
+    assert "OutputValidatorEnd" in events
