@@ -28,6 +28,7 @@ from zigai.hooks import OutputValidatorEnd, OutputValidatorError, OutputValidato
 from zigai.output import (
     Candidate,
     InvalidOutputSpec,
+    OutputChoice,
     OutputRejected,
     OutputResult,
     OutputRunContext,
@@ -58,7 +59,7 @@ def accept_candidate(
     ctx: OutputRunContext,
     validators: Sequence[OutputValidator],
     control: RunControl,
-    decoder: Callable[[Any], Any] | None,
+    decoder: Callable[..., Any] | None,
     run: RunCore | None = None,
 ) -> tuple[Any, Any]:
     """Return ``(output, json_value)`` for an accepted candidate or raise OutputRejected."""
@@ -81,7 +82,7 @@ def accept_candidate(
     for index, validator in enumerate(validators):
         control.check()
         typed = decoder is not None and getattr(validator, "wants_decoded", False)
-        shown = _decoded(decoder, value) if typed else value
+        shown = _decoded(decoder, value, choice) if typed else value
         if hooked:
             assert run is not None
             verdict = _hooked_validator(run, validator, label, index, ctx, shown)
@@ -100,15 +101,16 @@ def accept_candidate(
     control.check()
     if decoder is None:
         return value, value
-    return _decoded(decoder, value), value
+    return _decoded(decoder, value, choice), value
 
 
-def _decoded(decoder: Callable[[Any], Any] | None, value: Any) -> Any:
+def _decoded(decoder: Callable[..., Any] | None, value: Any, choice: OutputChoice | None) -> Any:
+    """The typed value; ``decoder(value, choice_name)`` picks a union member by its output tool."""
     from zigai.reflect import DecodeError
 
     assert decoder is not None
     try:
-        return decoder(value)
+        return decoder(value, choice.name if choice is not None else None)
     except DecodeError as exc:
         raise OutputRejected(f"The output could not be decoded: {exc}", cause=exc) from None
 

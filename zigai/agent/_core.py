@@ -114,12 +114,15 @@ class RunCore:
         self.typed = output_type is not None
         self._output_type = output_type
         self._typed_mode = typed_mode
-        self.decoder: Callable[[Any], Any] | None = None
+        self.decoder: Callable[..., Any] | None = None
         if self.typed:
             self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
             from zigai.reflect import decode
 
-            self.decoder = lambda value: decode(output_type, value)
+            from zigai.agent._output_type import union_members
+
+            by_choice = union_members(output_type)  # a union split into one output tool per member
+            self.decoder = lambda value, choice=None: decode(by_choice.get(choice, output_type), value)
         else:
             self.output = agent.prepared_output(profile)
         self.deps = options.deps

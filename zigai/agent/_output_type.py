@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -32,7 +33,7 @@ from zigai.output import OutputChoice, OutputSpec
 from zigai.tool import Tool
 from zigai.toolset import Toolset
 
-__all__ = ["coerce_tools", "resolve_output_type", "OUTPUT_MODES"]
+__all__ = ["coerce_tools", "resolve_output_type", "union_members", "OUTPUT_MODES"]
 
 OUTPUT_MODES = ("native", "tool", "prompted")
 
@@ -60,6 +61,30 @@ def coerce_tools(value: Any) -> tuple[Tool, ...]:
                 f"Agent.tools must contain Tool values or plain functions, got {type(item).__name__}"
             )
     return tuple(tools)
+
+
+def union_members(tp: Any) -> dict[str, Any]:
+    """``{output tool name: member}`` when ``tp`` is a union of object types, else ``{}``.
+
+    In tool mode such a union becomes one output tool per member (``final_result_Forecast``,
+    ``final_result_Failure`` …), and the model's choice of tool says which member to decode.
+    """
+    import types
+
+    if typing.get_origin(tp) not in (typing.Union, types.UnionType):
+        return {}
+    from zigai.reflect import json_schema
+
+    members: dict[str, Any] = {}
+    for member in typing.get_args(tp):
+        if json_schema(member).get("type") != "object":
+            return {}
+        raw = getattr(member, "__name__", "") or "member"
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", f"final_result_{raw}")[:64]
+        if name in members:
+            return {}  # two members with one name: keep the single anyOf schema
+        members[name] = member
+    return members
 
 
 def _is_output_function(value: Any) -> bool:

@@ -506,6 +506,11 @@ class AgentConfig(Generic[OutputT]):
             if chosen == "native":
                 return OutputSpec.native([choice])
             if chosen == "tool":
+                from zigai.agent._output_type import union_members
+
+                members = union_members(tp)
+                if members:  # one output tool per member of a union of object types
+                    return OutputSpec.tool([OutputChoice(n, json_schema(m)) for n, m in members.items()])
                 return OutputSpec.tool([choice])
             if chosen == "prompted":
                 return OutputSpec.prompted([choice])
