@@ -117,9 +117,8 @@ class RunCore:
         self.decoder: Callable[..., Any] | None = None
         if self.typed:
             self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
-            from zigai.reflect import decode
-
             from zigai.agent._output_type import union_members
+            from zigai.reflect import decode
 
             by_choice = union_members(output_type)  # a union split into one output tool per member
             self.decoder = lambda value, choice=None: decode(by_choice.get(choice, output_type), value)
