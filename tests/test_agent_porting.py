@@ -652,3 +652,11 @@ def test_a_typed_validator_also_runs_under_lifecycle_hooks() -> None:
     agent = agent.with_output_validator(lambda output: Forecast(output.city, output.degrees * 10))
     assert agent.run("go").output == Forecast("Oslo", 10)
     assert "OutputValidatorEnd" in events
+
+
+def test_a_per_run_output_type_list_means_the_union_of_its_types() -> None:
+    agent = Agent(_pick("final_result_Forecast", {"city": "C", "degrees": 3}))
+    result = agent.run("go", output_type=[Forecast, Failure], mode="tool")  # type: ignore[arg-type]
+    assert result.output == Forecast("C", 3)
+    single = Agent(_answer(city="D", degrees=4)).run("go", output_type=[Forecast], mode="tool")  # type: ignore[arg-type]
+    assert single.output == Forecast("D", 4)

@@ -120,7 +120,8 @@ class RunCore:
             from zigai.agent._output_type import union_members
             from zigai.reflect import decode
 
-            by_choice = union_members(output_type)  # a union split into one output tool per member
+            # a union split into one output tool per member decodes by the tool the model called
+            by_choice = agent._cached(("members", output_type), lambda: union_members(output_type))
             self.decoder = lambda value, choice=None: decode(by_choice.get(choice, output_type), value)
         else:
             self.output = agent.prepared_output(profile)

@@ -36,7 +36,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 
 from zigai.agent._adapters import adapt_instruction, adapt_validator
 from zigai.agent._kwargs import AGENT_SPELLINGS, RunKwargs, check_keywords
@@ -147,6 +147,8 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
                 run_options = replace(run_options, deps=active.deps)
         if output_type is None:
             output_type = agent._typed_output
+        elif isinstance(output_type, (list, tuple)) and output_type:  # [A, B] means A | B
+            output_type = output_type[0] if len(output_type) == 1 else Union[tuple(output_type)]  # noqa: UP007
         if mode is None:
             mode = agent.output_mode
         return AgentRun(
