@@ -2,8 +2,9 @@
 
 An :class:`Agent` is configuration only — model, instructions, tools, output behaviour,
 limits, settings, timeouts and retry policy (the fields and their validation live in
-:mod:`zigai.agent.config`).  It never changes after construction and holds no per-run state,
-so one agent may serve many threads at once.  Each invocation builds an
+:mod:`zigai.agent.config`).  It holds no per-run state and never changes once it has run (the
+only changes ever made are the registering decorators' below, before the first run), so one
+agent may serve many threads at once.  Each invocation builds an
 :class:`~zigai.agent.run.AgentRun` (the state machine) from the agent and
 :class:`RunOptions`; ``run``/``run_typed`` step it to completion, the streaming entry points
 wrap it in an :class:`~zigai.agent.stream.AgentStream` (a sink of the same machine), and the

@@ -7,8 +7,10 @@ friends).  Nothing here knows how a run is executed.
 
 Invariants:
 
-* an agent configuration never changes after construction and holds no per-run state, so
-  one agent may serve many threads at once;
+* an agent configuration holds no per-run state and never changes once it has run (before
+  the first run only ``Agent``'s registering decorators add to ``tools``,
+  ``dynamic_instructions`` or ``output_validators``, under ``_cache_lock``), so one agent may
+  serve many threads at once;
 * every field is validated at construction (``InvalidAgentConfiguration`` names the field);
 * a small, thread-safe cache keeps derived immutable values (prepared output per model
   profile, merged base settings, typed output specs); it never holds run data.
