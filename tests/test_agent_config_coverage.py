@@ -16,7 +16,7 @@ from zigai.agent import Agent, InvalidAgentConfiguration, RunOptions
         ("model", object(), "Agent.model must implement zigai.model.Model"),
         ("instructions", 5, "Agent.instructions must be a string or a sequence of strings"),
         ("dynamic_instructions", ["not callable"], "Agent.dynamic_instructions must contain callables"),
-        ("tools", ["not a tool"], "Agent.tools must be Tool values, got str"),
+        ("tools", ["not a tool"], "Agent.tools must contain Tool values or plain functions, got str"),
         ("toolsets", [object()], "Agent.toolsets must be Toolset values"),
         ("output", "text", "Agent.output must be an OutputSpec"),
         ("max_output_retries", -1, "Agent.max_output_retries must be an int >= 0"),

@@ -19,7 +19,7 @@ EXPECTED_ROOT = {
     "ZigAIError",
     "messages", "history", "json", "json_schema", "usage", "settings", "model", "security",
     "transport", "provider", "retry", "testing", "reflect", "tool", "toolset",
-    "Tool", "ToolReturn", "ToolOutput", "ToolRunContext", "ToolLimits", "ToolExecution",
+    "Tool", "ToolReturn", "ToolOutput", "ToolRunContext", "RunContext", "ToolLimits", "ToolExecution",
     "ModelRetry", "Toolset", "agent", "output", "providers", "Agent", "RunOptions", "RunLimits",
     "Result", "TypedResult", "OutputSpec", "OutputChoice", "OutputResult", "EndStrategy",
     "UsageLimitExceeded", "PauseRequired", "pricing", "UsageCost", "PriceTable",

@@ -46,3 +46,53 @@ def test_misused_deps_are_type_errors_on_exactly_the_marked_lines() -> None:
     assert set(found) == set(expected), errors
     for number, message in expected.items():
         assert any(message in line for line in found[number]), (message, found[number])
+
+
+def _mypy_strict(path: Path) -> tuple[int, list[str]]:
+    """``mypy --strict`` on a user's file only (zigai itself is checked by ``mypy zigai``)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "setup.cfg"), "--strict",
+         "--follow-imports=silent", "--cache-dir", str(ROOT / ".mypy_cache"),
+         "--no-error-summary", str(path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    return done.returncode, [line for line in done.stdout.splitlines() if ": error:" in line]
+
+
+def test_pydantic_ai_shaped_code_type_checks_strictly() -> None:
+    assert _mypy_strict(FILES / "porting_ok.py") == (0, [])
+
+
+def test_typed_run_keywords_and_outputs_catch_misuse_on_exactly_the_marked_lines() -> None:
+    path = FILES / "porting_bad.py"
+    expected = {
+        number: match.group(1)
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if (match := re.search(r"# expect: (.+)$", line))
+    }
+    code, errors = _mypy(path)
+    assert code == 1
+    found: dict[int, list[str]] = {}
+    for line in errors:
+        found.setdefault(int(line.split(":")[1]), []).append(line)
+    assert set(found) == set(expected), errors
+    for number, message in expected.items():
+        assert any(message in line for line in found[number]), (message, found[number])
+
+
+def test_the_from_pydantic_ai_page_examples_type_check_strictly(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "from-pydantic-ai.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    assert len(blocks) >= 6
+    paths = []
+    for index, code in enumerate(blocks):
+        path = tmp_path / f"from_pydantic_ai_block_{index}.py"
+        path.write_text(code, encoding="utf-8")
+        paths.append(str(path))
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "setup.cfg"), "--strict",
+         "--follow-imports=silent", "--cache-dir", str(ROOT / ".mypy_cache"),
+         "--no-error-summary", *paths],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "")

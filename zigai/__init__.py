@@ -90,6 +90,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ToolReturn": ("zigai.tool", "ToolReturn"),
     "ToolOutput": ("zigai.tool", "ToolOutput"),
     "ToolRunContext": ("zigai.tool", "ToolRunContext"),
+    "RunContext": ("zigai.agent", "RunContext"),
     "ToolLimits": ("zigai.tool", "ToolLimits"),
     "ToolExecution": ("zigai.tool", "ToolExecution"),
     "ModelRetry": ("zigai.tool", "ModelRetry"),

@@ -125,7 +125,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,
     │                                                 PauseRequired, ResultClosed,
-    │                                                 InvalidAgentConfiguration, ForeignUploadedFile
+    │                                                 InvalidAgentConfiguration (UnsupportedKeyword),
+    │                                                 ForeignUploadedFile, AgentFrozen, AwaitNotSupported
     │                             zigai.agent.paused_state InvalidPausedState (PausedStateTooLarge,
     │                                                 UnsupportedPausedStateVersion,
     │                                                 PausedStateIntegrityError)

@@ -16,7 +16,9 @@ dependencies, run control) and collects the tools visible for that step.
 
 ``@toolset.tool`` (bare, or ``@toolset.tool(name=..., ...)`` with the options of
 :func:`zigai.reflect.tool`) builds a tool from a function and adds it to the
-toolset's static tools; it returns the built :class:`Tool`.
+toolset's static tools; it returns the built :class:`Tool`.  A first parameter annotated
+``ToolRunContext[Deps]`` or ``RunContext[Deps]`` receives the call's context;
+``@toolset.tool_plain`` is the same for a function that takes none.
 
 Invariants: a Toolset is immutable except that ``@toolset.tool`` appends to its
 static tools (one atomic tuple swap, checked first); static names are unique within it; the
@@ -171,6 +173,16 @@ class Toolset:
                 )
             return add(function)
         return add
+
+    def tool_plain(self, function: Callable[..., Any] | None = None, /, **options: Any) -> Any:
+        """:meth:`tool` for a function without a context parameter (``takes_context=False``)."""
+        if function is not None:
+            if options or not callable(function):
+                raise ToolDefinitionError(
+                    "use @toolset.tool_plain bare or @toolset.tool_plain(name=..., ...) with keywords only"
+                )
+            return self.tool(takes_context=False)(function)
+        return self.tool(takes_context=False, **options)
 
     def exposed_name(self, name: str) -> str:
         """The provider-visible name of a member tool called ``name``."""

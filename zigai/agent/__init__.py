@@ -51,6 +51,8 @@ from zigai.agent.deferred import (
     stringify_resume_decisions,
 )
 from zigai.agent.errors import (
+    AgentFrozen,
+    AwaitNotSupported,
     ContentFiltered,
     EmptyModelResponse,
     ForeignUploadedFile,
@@ -63,6 +65,7 @@ from zigai.agent.errors import (
     ResultClosed,
     ToolCallLimitExceeded,
     UnexpectedModelBehavior,
+    UnsupportedKeyword,
     UsageLimitExceeded,
 )
 from zigai.agent.events import (
@@ -120,6 +123,9 @@ __all__ = [
     "PauseRequired",
     "ResultClosed",
     "InvalidAgentConfiguration",
+    "UnsupportedKeyword",
+    "AgentFrozen",
+    "AwaitNotSupported",
     "RunTimedOut",
     "Cancelled",
     "ToolApproval",

@@ -6,7 +6,9 @@ It runs the choice's output function (an explicit ``OutputResult.retry`` — or 
 unchanged), then every output
 validator in order (each receives the previous one's value; a transformed
 structured value is schema-checked again when no output function produced it),
-then the typed decoder of ``run_typed``.  Rejections raise ``OutputRejected``.
+then the typed decoder of ``run_typed``.  A validator marked ``wants_decoded`` (the
+PydanticAI-shaped ones ``@agent.output_validator`` adapts) sees the decoded typed value instead
+of JSON; what it returns is encoded back and schema-checked.  Rejections raise ``OutputRejected``.
 
 Invariant: every callback runs under the run control — raced against the deadline and the
 cancellation token (:func:`zigai.tool.race.call_bounded`), which are also checked after the
@@ -26,6 +28,7 @@ from zigai.hooks import OutputValidatorEnd, OutputValidatorError, OutputValidato
 from zigai.output import (
     Candidate,
     InvalidOutputSpec,
+    OutputChoice,
     OutputRejected,
     OutputResult,
     OutputRunContext,
@@ -56,7 +59,7 @@ def accept_candidate(
     ctx: OutputRunContext,
     validators: Sequence[OutputValidator],
     control: RunControl,
-    decoder: Callable[[Any], Any] | None,
+    decoder: Callable[..., Any] | None,
     run: RunCore | None = None,
 ) -> tuple[Any, Any]:
     """Return ``(output, json_value)`` for an accepted candidate or raise OutputRejected."""
@@ -78,27 +81,44 @@ def accept_candidate(
     hooked = run is not None and bool(run.hooks)
     for index, validator in enumerate(validators):
         control.check()
+        typed = decoder is not None and getattr(validator, "wants_decoded", False)
+        shown = _decoded(decoder, value, choice) if typed else value
         if hooked:
             assert run is not None
-            verdict = _hooked_validator(run, validator, label, index, ctx, value)
+            verdict = _hooked_validator(run, validator, label, index, ctx, shown)
         else:
-            verdict = call_bounded(_call, validator, label, ctx, value, control=control, what=_VALIDATOR)
+            verdict = call_bounded(_call, validator, label, ctx, shown, control=control, what=_VALIDATOR)
             if not isinstance(verdict, OutputResult):
                 raise _not_a_result(validator, verdict)
         if verdict.kind == "retry":
             raise OutputRejected(verdict.message or "Output rejected; please try again.")
-        if function is None and verdict.value is not value:
-            prepared.recheck(choice, verdict.value)
-        value = verdict.value
+        new = verdict.value
+        if typed:  # a validator written against the typed output: its value goes back to JSON
+            new = value if new is shown else _encoded(new)
+        if function is None and new is not value:
+            prepared.recheck(choice, new)
+        value = new
     control.check()
     if decoder is None:
         return value, value
+    return _decoded(decoder, value, choice), value
+
+
+def _decoded(decoder: Callable[..., Any] | None, value: Any, choice: OutputChoice | None) -> Any:
+    """The typed value; ``decoder(value, choice_name)`` picks a union member by its output tool."""
     from zigai.reflect import DecodeError
 
+    assert decoder is not None
     try:
-        return decoder(value), value
+        return decoder(value, choice.name if choice is not None else None)
     except DecodeError as exc:
         raise OutputRejected(f"The output could not be decoded: {exc}", cause=exc) from None
+
+
+def _encoded(value: Any) -> Any:
+    from zigai.reflect import encode
+
+    return encode(value)  # an EncodeError is the application's bug: it propagates
 
 
 def _call(validator: OutputValidator, label: str, ctx: OutputRunContext, value: Any) -> Any:

@@ -155,7 +155,7 @@ class RunCapabilities:
         agent, options = run.agent, run.options
         active = self.registry.snapshot(self.active, self.loaded).capabilities
         self.active = list(active)
-        self.tools = tuple(agent.tools) + tuple(t for c in active for t in c.tools)
+        self.tools = agent.function_tools + tuple(t for c in active for t in c.tools)
         self.toolsets = tuple(agent.toolsets) + tuple(t for c in active for t in c.toolsets)
         managed: dict[str, Any] = {}
         for cap in active:

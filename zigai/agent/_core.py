@@ -39,7 +39,7 @@ from zigai.hooks import (
     StreamEventBefore,
 )
 from zigai.messages import Message, RequestMessage, ResponseMessage
-from zigai.model import ModelRequest
+from zigai.model import Model, ModelRequest
 from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
 from zigai.retry import RetryBudget
 from zigai.settings import UnsupportedModelSetting, check_supported, merge_settings
@@ -98,7 +98,8 @@ class RunCore:
         self.control = RunControl.start(
             agent.run_timeout_ms, options.timeout_ms, token=options.cancellation
         )
-        self.model = agent.model
+        # a model string was resolved when the agent was built
+        self.model: Model = agent.model  # type: ignore[assignment]
         profile = self.model.profile
         self.profile = profile
         self.limits = options.limits if options.limits is not None else agent.limits
@@ -113,12 +114,15 @@ class RunCore:
         self.typed = output_type is not None
         self._output_type = output_type
         self._typed_mode = typed_mode
-        self.decoder: Callable[[Any], Any] | None = None
+        self.decoder: Callable[..., Any] | None = None
         if self.typed:
             self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
+            from zigai.agent._output_type import union_members
             from zigai.reflect import decode
 
-            self.decoder = lambda value: decode(output_type, value)
+            # a union split into one output tool per member decodes by the tool the model called
+            by_choice = agent._cached(("members", output_type), lambda: union_members(output_type))
+            self.decoder = lambda value, choice=None: decode(by_choice.get(choice, output_type), value)
         else:
             self.output = agent.prepared_output(profile)
         self.deps = options.deps

@@ -7,8 +7,10 @@ friends).  Nothing here knows how a run is executed.
 
 Invariants:
 
-* an agent configuration never changes after construction and holds no per-run state, so
-  one agent may serve many threads at once;
+* an agent configuration holds no per-run state and never changes once it has run (before
+  the first run only ``Agent``'s registering decorators add to ``tools``,
+  ``dynamic_instructions`` or ``output_validators``, under ``_cache_lock``), so one agent may
+  serve many threads at once;
 * every field is validated at construction (``InvalidAgentConfiguration`` names the field);
 * a small, thread-safe cache keeps derived immutable values (prepared output per model
   profile, merged base settings, typed output specs); it never holds run data.
@@ -22,12 +24,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from zigai.agent.errors import InvalidAgentConfiguration
 from zigai.capability import Capability, CapabilityLayer
 from zigai.context_budget import ContextBudget
-from zigai.control import CancellationToken, RunControl
+from zigai.control import CancellationToken
 from zigai.hooks import Correlation, Hook, check_hooks
 from zigai.messages import USER_CONTENT_TYPES, Message, UserContent
 from zigai.model import ManagedTool, Model, UnsupportedModelFeature
@@ -43,9 +45,9 @@ from zigai.retry import RetryPolicy
 from zigai.security import UrlPolicy
 from zigai.settings import ModelSettings, merge_settings
 from zigai.tool import Tool, ToolLimits
+from zigai.tool.context import RunContext
 from zigai.tool.policy import Policy
 from zigai.toolset import Toolset
-from zigai.usage import RunUsage
 
 if TYPE_CHECKING:
     from zigai.agent.pending import PendingMessageQueue
@@ -58,18 +60,12 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # a default (PEP 696): an agent without output_type has output of any type
+    from typing_extensions import TypeVar as _DefaultedTypeVar
 
-
-@dataclass(frozen=True, slots=True)
-class RunContext:
-    """What dynamic instructions see: dependencies, usage so far, history and run control."""
-
-    deps: Any
-    usage: RunUsage
-    request_count: int
-    messages: tuple[Message, ...]
-    control: RunControl
-    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
+    OutputT = _DefaultedTypeVar("OutputT", default=Any)
+else:
+    OutputT = TypeVar("OutputT")
 
 
 DynamicInstruction = Callable[[RunContext], "str | None"]
@@ -212,6 +208,12 @@ def _prompt_parts(value: object) -> tuple[UserContent, ...]:
     return tuple(value)
 
 
+def _settings_hint(value: object) -> str:
+    if isinstance(value, dict):  # PydanticAI's settings are a TypedDict
+        return "; a settings dict converts with zigai.settings.ModelSettings(**settings)"
+    return ""
+
+
 def _timeout(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"{name} must be None or an int >= 0 (milliseconds)")
@@ -269,7 +271,9 @@ class RunOptions:
         object.__setattr__(self, "history_processors", tuple(self.history_processors))
         _timeout("RunOptions.timeout_ms", self.timeout_ms)
         if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
-            raise InvalidAgentConfiguration("RunOptions.model_settings must be a ModelSettings")
+            raise InvalidAgentConfiguration(
+                "RunOptions.model_settings must be a ModelSettings" + _settings_hint(self.model_settings)
+            )
         if self.cancellation is not None and not isinstance(self.cancellation, CancellationToken):
             raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
         if self.limits is not None and not isinstance(self.limits, RunLimits):
@@ -287,14 +291,19 @@ TypedMode = Literal["native", "tool", "prompted"]
 
 
 @dataclass(frozen=True, slots=True)
-class AgentConfig:
-    """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it."""
+class AgentConfig(Generic[OutputT]):
+    """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it.
 
-    model: Model
+    ``tools`` may hold plain functions (reflected by :func:`zigai.reflect.tool`);
+    ``output_type`` makes every run typed (see :mod:`zigai.agent._output_type`), with
+    ``output_mode`` choosing native, tool or prompted output as ``run_typed``'s ``mode`` does.
+    """
+
+    model: Model | str
     instructions: str | Sequence[str] = ()
     system_prompt: str | Sequence[str] = ()
     dynamic_instructions: Sequence[DynamicInstruction] = ()
-    tools: Sequence[Tool] = ()
+    tools: Sequence[Tool | Callable[..., Any]] = ()
     toolsets: Sequence[Toolset] = ()
     output: OutputSpec = field(default_factory=OutputSpec.text)
     output_validators: Sequence[OutputValidator] = ()
@@ -325,6 +334,14 @@ class AgentConfig:
     #: datetime.  ``None`` means ``datetime.now(UTC)``.  A fixed clock makes histories
     #: from separate runs compare equal.
     clock: Callable[[], datetime] | None = field(default=None, compare=False)
+    output_type: type[OutputT] | Sequence[type[OutputT]] | Callable[..., OutputT] | None = None
+    output_mode: TypedMode | None = None
+    #: Set by the first run (under ``_cache_lock``); decorators refuse to change a frozen agent.
+    _frozen: bool = field(default=False, init=False, repr=False, compare=False)
+    #: Derived from output_type in __post_init__: the type typed runs decode into (None for
+    #: untyped agents and output functions) and the OutputSpec runs use.
+    _typed_output: Any = field(default=None, init=False, repr=False, compare=False)
+    _output_spec: Any = field(default=None, init=False, repr=False, compare=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -333,13 +350,23 @@ class AgentConfig:
     def __getstate__(self) -> dict[str, Any]:
         # Pickling (e.g. to a Dask worker) copies the configuration; the lock and the derived-value
         # cache belong to one process and are recreated empty.
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("_cache", "_cache_lock")}
+        skip = ("_cache", "_cache_lock", "_frozen", "_typed_output", "_output_spec")
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "_cache", {})
         object.__setattr__(self, "_cache_lock", threading.Lock())
+        object.__setattr__(self, "_frozen", False)
+        self._derive_output()
+
+    def _derive_output(self) -> None:
+        from zigai.agent._output_type import resolve_output_type
+
+        typed, spec = resolve_output_type(self.output_type, self.output_mode, self.output)
+        object.__setattr__(self, "_typed_output", typed)
+        object.__setattr__(self, "_output_spec", spec)
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -369,11 +396,9 @@ class AgentConfig:
                 for item in items:
                     _check_validator_signature(item)
             set_(self, name, items)
-        tools = tuple(self.tools)
-        for tool in tools:
-            if not isinstance(tool, Tool):
-                raise InvalidAgentConfiguration(f"Agent.tools must be Tool values, got {type(tool).__name__}")
-        set_(self, "tools", tools)
+        from zigai.agent._output_type import coerce_tools
+
+        set_(self, "tools", coerce_tools(self.tools))
         toolsets = tuple(self.toolsets)
         for toolset in toolsets:
             if not isinstance(toolset, Toolset):
@@ -381,6 +406,7 @@ class AgentConfig:
         set_(self, "toolsets", toolsets)
         if not isinstance(self.output, OutputSpec):
             raise InvalidAgentConfiguration("Agent.output must be an OutputSpec")
+        self._derive_output()
         for name in ("max_output_retries", "max_tool_retries"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -390,7 +416,9 @@ class AgentConfig:
         except ValueError:
             raise InvalidAgentConfiguration(f"unknown end strategy {self.end_strategy!r}") from None
         if self.model_settings is not None and not isinstance(self.model_settings, ModelSettings):
-            raise InvalidAgentConfiguration("Agent.model_settings must be a ModelSettings")
+            raise InvalidAgentConfiguration(
+                "Agent.model_settings must be a ModelSettings" + _settings_hint(self.model_settings)
+            )
         _timeout("Agent.run_timeout_ms", self.run_timeout_ms)
         _timeout("Agent.request_timeout_ms", self.request_timeout_ms)
         if not isinstance(self.limits, RunLimits):
@@ -435,6 +463,11 @@ class AgentConfig:
         except TypeError as exc:
             raise InvalidAgentConfiguration(str(exc)) from None
 
+    @property
+    def function_tools(self) -> tuple[Tool, ...]:
+        """``tools`` as built: plain functions given there are reflected Tool values here."""
+        return self.tools  # type: ignore[return-value]  # coerced to tuple[Tool, ...] in __post_init__
+
     # -- derived values (cached; immutable) -------------------------------------------------
 
     def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
@@ -464,7 +497,7 @@ class AgentConfig:
 
     def prepared_output(self, profile: ModelProfile) -> PreparedOutput:
         """The agent's output spec prepared for ``profile``; cached per profile."""
-        return self._cached(("output", profile), lambda: prepare_output(self.output, profile))
+        return self._cached(("output", profile), lambda: prepare_output(self._output_spec, profile))
 
     def typed_output(self, tp: Any, mode: TypedMode | None, profile: ModelProfile) -> PreparedOutput:
         """The prepared output ``run_typed`` uses for type ``tp``; cached per type, mode, profile."""
@@ -485,7 +518,9 @@ class AgentConfig:
             choice = OutputChoice(name, schema)
             chosen = mode
             if chosen is None:
-                if self.output.mode.value in ("native", "tool", "prompted"):
+                if self.output_mode is not None:
+                    chosen = self.output_mode
+                elif self.output.mode.value in ("native", "tool", "prompted"):
                     chosen = self.output.mode.value  # type: ignore[assignment]
                 elif profile.json_schema_output:
                     chosen = "native"
@@ -496,6 +531,11 @@ class AgentConfig:
             if chosen == "native":
                 return OutputSpec.native([choice])
             if chosen == "tool":
+                from zigai.agent._output_type import union_members
+
+                members = union_members(tp)
+                if members:  # one output tool per member of a union of object types
+                    return OutputSpec.tool([OutputChoice(n, json_schema(m)) for n, m in members.items()])
                 return OutputSpec.tool([choice])
             if chosen == "prompted":
                 return OutputSpec.prompted([choice])
@@ -518,6 +558,8 @@ def _check_validator_signature(validator: Any) -> None:
         raise InvalidAgentConfiguration(
             f"output validator {getattr(validator, '__name__', validator)!r} takes {signature}, "
             "but is called as validator(name, ctx, value): add the leading name parameter "
-            "(the output choice's name, 'text' for plain text)"
+            "(the output choice's name, 'text' for plain text), or keep the PydanticAI shape "
+            "(ctx, output) / (output) and add it with agent.with_output_validator(...) or "
+            "@agent.output_validator"
         ) from None
 

@@ -32,6 +32,9 @@ __all__ = [
     "PauseRequired",
     "ResultClosed",
     "InvalidAgentConfiguration",
+    "UnsupportedKeyword",
+    "AgentFrozen",
+    "AwaitNotSupported",
 ]
 
 
@@ -131,3 +134,20 @@ class InvalidAgentConfiguration(AgentError):
 
 class ForeignUploadedFile(AgentError):
     """An uploaded-file handle is empty or belongs to another provider than the model's."""
+
+
+class UnsupportedKeyword(InvalidAgentConfiguration, TypeError):
+    """A keyword argument zigai does not take; the message names zigai's spelling when the
+    keyword is a PydanticAI one (``usage_limits`` → ``limits``, ``retries`` → ``max_tool_retries``).
+
+    It is also a ``TypeError``, like any unexpected keyword argument in Python."""
+
+
+class AgentFrozen(AgentError):
+    """``@agent.tool`` and the other registering decorators were used after the agent's first
+    run; build a new agent with ``agent.with_tools(...)`` / ``with_instructions(...)`` instead."""
+
+
+class AwaitNotSupported(AgentError, TypeError):
+    """``await agent.run(...)`` or ``async with agent.run_stream(...)``: zigai's entry points are
+    synchronous; call them directly (``asyncio.to_thread(agent.run, ...)`` from async code)."""

@@ -26,10 +26,17 @@ if TYPE_CHECKING:
 __all__ = ["Result", "TypedResult"]
 
 T = TypeVar("T")
+if TYPE_CHECKING:  # a default (PEP 696): a bare ``Result`` holds output of any type
+    from typing_extensions import TypeVar as _DefaultedTypeVar
+
+    OutputT = _DefaultedTypeVar("OutputT", default=Any)
+else:
+    OutputT = TypeVar("OutputT")
 
 
-class Result(Owner):
-    """The owned outcome of ``Agent.run``."""
+class Result(Owner, Generic[OutputT]):
+    """The owned outcome of ``Agent.run``; ``Result[Forecast]`` when the agent has
+    ``output_type=Forecast`` (then the value is a :class:`TypedResult`)."""
 
     __slots__ = ("_output", "_output_name", "_messages", "_new_start", "_usage", "_cost")
 
@@ -54,10 +61,21 @@ class Result(Owner):
         super().__init__()
 
     @property
-    def output(self) -> Any:
-        """The validated final output (text, JSON value or an output function's value)."""
+    def output(self) -> OutputT:
+        """The validated final output (text, JSON value, an output function's value, or the
+        decoded value of a typed run)."""
         self._check()
         return self._output
+
+    if not TYPE_CHECKING:  # so type checkers still flag `await agent.run(...)`
+
+        def __await__(self) -> Any:
+            from zigai.agent.errors import AwaitNotSupported
+
+            raise AwaitNotSupported(
+                "zigai's Agent.run is synchronous and already returned this Result: drop the "
+                "`await` (from async code, use `await asyncio.to_thread(agent.run, ...)`)"
+            )
 
     @property
     def output_name(self) -> str | None:
@@ -118,7 +136,7 @@ class Result(Owner):
         )
 
 
-class TypedResult(Result, Generic[T]):
+class TypedResult(Result[T], Generic[T]):
     """The owned outcome of ``Agent.run_typed``: the decoded value and its original JSON."""
 
     __slots__ = ("_json",)

@@ -287,10 +287,10 @@ class AgentRun(RunCore):
         caps = self.caps
         if caps is None:
             if not agent.toolsets and not prepare:
-                cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
+                cached = agent._cached(("tools",), lambda: _tool_table(agent.function_tools))
                 self.step_tools = cached[0]
                 return cached[1]
-            tools: tuple[Tool, ...] = tuple(agent.tools)
+            tools: tuple[Tool, ...] = agent.function_tools
             toolsets = agent.toolsets
         else:
             tools, toolsets = caps.tools, caps.toolsets

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zigai.agent._core import RunState
+from zigai.agent.errors import AwaitNotSupported
 from zigai.agent.events import AgentStreamEvent
 from zigai.hooks import StreamEventAfter, StreamEventBefore
 
@@ -77,6 +78,37 @@ class AgentStream:
                 continue
             if piece:
                 yield piece if delta else current
+
+    def stream_output(self) -> Iterator[Any]:
+        """Iterate the stream yielding output snapshots, then the accepted output last.
+
+        Each :class:`~zigai.agent.events.PartialOutputEvent` gives its provisional ``output``
+        (text so far, or the repaired partial JSON of a structured output — partial values
+        are not decoded into the typed output); the last item is the final output, decoded
+        for typed runs.  Read :meth:`result` afterwards as usual."""
+        from zigai.agent.events import FinalResultEvent, PartialOutputEvent
+
+        for event in self:
+            if isinstance(event, PartialOutputEvent):
+                yield event.output
+            elif isinstance(event, FinalResultEvent):
+                yield event.output
+
+    if not TYPE_CHECKING:  # so type checkers still flag `async with` / `async for`
+
+        async def __aenter__(self) -> Any:
+            raise AwaitNotSupported(
+                "AgentStream is synchronous: write `with agent.run_stream(...) as stream:` and "
+                "`for event in stream` (no async with / async for)"
+            )
+
+        async def __aexit__(self, *exc: object) -> None:
+            return None
+
+        def __aiter__(self) -> Any:
+            raise AwaitNotSupported(
+                "AgentStream is synchronous: iterate it with a plain `for event in stream`"
+            )
 
     def _events(self) -> Iterator[AgentStreamEvent]:
         run = self._run

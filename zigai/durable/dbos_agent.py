@@ -318,7 +318,7 @@ class DurableAgent:
         return replace(
             self._agent,
             model=_DurableModel(self._agent.model, binding),
-            tools=tuple(_durable_tool(t, binding) for t in self._agent.tools),
+            tools=tuple(_durable_tool(t, binding) for t in self._agent.function_tools),
             toolsets=tuple(_durable_toolset(t, binding) for t in self._agent.toolsets),
         )
 

@@ -30,7 +30,7 @@ from zigai.reflect._docstring import parse_docstring
 from zigai.reflect._types import FieldInfo, is_object_type, strip_annotated
 from zigai.reflect.codec import EncodeError, decode, encode
 from zigai.reflect.schema import json_schema, object_schema
-from zigai.tool.context import ToolOutput, ToolReturn, ToolRunContext
+from zigai.tool.context import RunContext, ToolOutput, ToolReturn, ToolRunContext
 from zigai.tool.errors import ToolDefinitionError
 from zigai.tool.limits import ReturnSchemaVisibility, ToolExecution, ToolLimits
 from zigai.tool.tool import Tool
@@ -41,7 +41,8 @@ __all__ = ["build_tool"]
 def _is_context_annotation(annotation: Any) -> bool:
     annotation = strip_annotated(annotation)
     annotation = typing.get_origin(annotation) or annotation  # ToolRunContext[Deps]
-    return isinstance(annotation, type) and issubclass(annotation, ToolRunContext)
+    # RunContext[Deps] is the PydanticAI spelling; the tool is given the call's ToolRunContext
+    return isinstance(annotation, type) and issubclass(annotation, (ToolRunContext, RunContext))
 
 
 def _return_schema(annotation: Any, name: str) -> dict[str, Any] | None:
@@ -92,6 +93,12 @@ def build_tool(
 ) -> Tool:
     if not callable(fn):
         raise ToolDefinitionError(f"tool {name!r}: function must be callable")
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        raise ToolDefinitionError(
+            f"tool {name!r} is an async function; zigai runs tools on worker threads and never "
+            "awaits them: write it as a plain `def` (call async code inside with "
+            "asyncio.run(...)), and wait cooperatively with ctx.sleep()/ctx.check()"
+        )
     try:
         signature = inspect.signature(fn)
         hints = typing.get_type_hints(fn, include_extras=True)

@@ -29,6 +29,7 @@ from zigai.tool.errors import DependencyTypeMismatch, InvalidFollowUpMessage, To
 from zigai.usage import RunUsage
 
 __all__ = [
+    "RunContext",
     "ToolRunContext",
     "ToolReturn",
     "ToolOutput",
@@ -45,6 +46,27 @@ else:
     DepsT = TypeVar("DepsT")
 
 _SLEEP_SLICE_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext(Generic[DepsT]):
+    """What instruction functions see: dependencies, usage so far, history and run control.
+
+    It is also the annotation PydanticAI users write on a tool's first parameter
+    (``ctx: RunContext[MyDeps]``): such a tool is given the call's
+    :class:`ToolRunContext`, which carries every field here plus the call's own deadline
+    and token.  ``tool_name``, ``tool_call_id`` and ``retry`` are empty outside a tool call.
+    """
+
+    deps: DepsT
+    usage: RunUsage
+    request_count: int
+    messages: tuple[Message, ...]
+    control: RunControl
+    capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
+    tool_name: str = ""
+    tool_call_id: str = ""
+    retry: int = 0
 
 
 @dataclass(slots=True)

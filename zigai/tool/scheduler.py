@@ -35,6 +35,8 @@ On cancellation running calls likewise get up to ``drain_grace_s`` to observe
 their tokens before ``Cancelled`` is raised; a passed run deadline raises at
 once (the deadline is the promise), with every running call flagged.
 
+Each call runs in a copy of the submitting thread's ``contextvars`` (taken when it starts).
+
 Honest limits of Python: a thread cannot be killed.  A call that loses a race
 has its per-call token set (visible as ``ctx.cancelled``) and is *abandoned*:
 it may keep running in its worker thread, its late result or exception is
@@ -59,6 +61,7 @@ the call returns).
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections import Counter
@@ -414,7 +417,9 @@ class ToolScheduler:
         if limits.timeout_ms is not None:
             deadline = time.monotonic() + limits.timeout_ms / 1000.0
         ctx = sc.ctx.for_call(call_deadline=deadline, call_token=token)
-        future = self._pool().submit(self._task, sc, ctx, limits)
+        # the call runs in a copy of the run thread's contextvars (as race.call_bounded does), so
+        # context-local state such as Agent.override reaches agents that tools call
+        future = self._pool().submit(contextvars.copy_context().run, self._task, sc, ctx, limits)
         return _Running(sc, limits, token, deadline, future)
 
     def _dispatch(
