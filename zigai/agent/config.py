@@ -302,6 +302,13 @@ class AgentConfig:
     #: datetime.  ``None`` means ``datetime.now(UTC)``.  A fixed clock makes histories
     #: from separate runs compare equal.
     clock: Callable[[], datetime] | None = field(default=None, compare=False)
+    #: Applied last to every function tool a model step resolves — direct tools, toolsets
+    #: (MCP included), capability tools (eager and loaded on demand) and tools a policy's
+    #: ``prepare`` stage returned — so whatever route brought a tool in, the tool that runs
+    #: is ``tool_wrapper(tool)``.  It must return a :class:`~zigai.tool.Tool` with the same
+    #: name (``tool.replace(invoke=...)``).  ``zigai.durable`` uses it to make every call a
+    #: checkpointed step.
+    tool_wrapper: Callable[[Tool], Tool] | None = field(default=None, compare=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -378,6 +385,8 @@ class AgentConfig:
             raise InvalidAgentConfiguration("Agent.retry_policy must be a RetryPolicy")
         if self.tool_approval is not None and not callable(self.tool_approval):
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
+        if self.tool_wrapper is not None and not callable(self.tool_wrapper):
+            raise InvalidAgentConfiguration("Agent.tool_wrapper must be callable")
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
         _check_budget(self.context_budget, "Agent.context_budget")

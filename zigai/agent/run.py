@@ -278,7 +278,7 @@ class AgentRun(RunCore):
         caps = self.caps
         if caps is None:
             if not agent.toolsets and not prepare:
-                cached = agent._cached(("tools",), lambda: _tool_table(tuple(agent.tools)))
+                cached = agent._cached(("tools",), lambda: _tool_table(_wrapped(agent, tuple(agent.tools))))
                 self.step_tools = cached[0]
                 return cached[1]
             tools: tuple[Tool, ...] = tuple(agent.tools)
@@ -296,7 +296,7 @@ class AgentRun(RunCore):
             tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
             tools = prepare_tools(self, prepare, tools)
-        table, definitions = _tool_table(tools)
+        table, definitions = _tool_table(_wrapped(agent, tools))
         self.step_tools = table
         return definitions
 
@@ -550,6 +550,21 @@ class AgentRun(RunCore):
             )
         self.finish("complete", self.final_output)
         self.state = RunState.done
+
+
+def _wrapped(agent: Any, tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
+    """``tools`` through ``Agent.tool_wrapper`` (last, whatever route brought each tool in)."""
+    wrap = agent.tool_wrapper
+    if wrap is None:
+        return tools
+    wrapped = tuple(wrap(tool) for tool in tools)
+    for before, after in zip(tools, wrapped, strict=True):
+        if not isinstance(after, Tool) or after.name != before.name:
+            raise InvalidAgentConfiguration(
+                f"Agent.tool_wrapper returned {after!r} for tool {before.name!r}; it must return a "
+                "Tool with the same name (tool.replace(invoke=...))"
+            )
+    return wrapped
 
 
 def _tool_table(tools: tuple[Tool, ...]) -> tuple[dict[str, Tool], tuple[Any, ...]]:

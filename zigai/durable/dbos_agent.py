@@ -52,8 +52,10 @@ from zigai.agent import (
     stringify_resume_decisions,
 )
 from zigai.durable.codec import (
+    decode_output_return,
     decode_response,
     decode_tool_output,
+    encode_output_return,
     encode_response,
     encode_tool_output,
 )
@@ -61,9 +63,9 @@ from zigai.durable.errors import DurableApprovalTimedOut, DurableSetupError, Dur
 from zigai.durable.ids import StepCounter, StepId, StepScope
 from zigai.messages import Message, ResponseMessage, ToolCallPart
 from zigai.model import ModelRequest, StreamedResponse
+from zigai.output import OutputRunContext, OutputSpec
 from zigai.tool import Tool, ToolRunContext
 from zigai.tool.tool import ValidatedArgs
-from zigai.toolset import PreparedTool, Toolset
 
 __all__ = [
     "DurableAgent",
@@ -188,22 +190,39 @@ def _durable_tool(tool: Tool, binding: _Binding) -> Tool:
     return tool.replace(invoke=invoke)
 
 
-def _durable_toolset(toolset: Toolset, binding: _Binding) -> Toolset:
-    prepare = toolset.prepare
+def _durable_output(spec: OutputSpec, binding: _Binding) -> OutputSpec:
+    """``spec`` with every output function run as one step (``zigai.output_function#n:<name>``).
 
-    def wrap(entry: Tool | PreparedTool) -> Tool | PreparedTool:
-        if isinstance(entry, PreparedTool):
-            return replace(entry, tool=_durable_tool(entry.tool, binding))
-        return _durable_tool(entry, binding)
+    An output *tool* call already has the step its response reserved; a native or prompted
+    output takes the next ordinal when its function runs (on the run's path, after the model
+    step that produced it).
+    """
+    if not any(choice.function is not None for choice in spec.choices):
+        return spec
 
-    durable_prepare = None
-    if prepare is not None:
-        def durable_prepare(ctx: Any) -> Sequence[Tool | PreparedTool] | None:
-            chosen = prepare(ctx)
-            return None if chosen is None else [wrap(entry) for entry in chosen]
+    def durable(function: Callable[[OutputRunContext, Any], Any], name: str) -> Callable[[OutputRunContext, Any], Any]:
+        def run(ctx: OutputRunContext, value: Any) -> Any:
+            def body(step: StepId) -> str:
+                token = _current_step.set(step)
+                try:
+                    return encode_output_return(function(ctx, value))
+                finally:
+                    _current_step.reset(token)
 
-    return Toolset([_durable_tool(t, binding) for t in toolset.tools], namespace=toolset.namespace,
-                   prepare=durable_prepare, metadata=toolset.metadata)
+            if ctx.tool_call_id is not None:
+                step, reservation, context = binding.take(ctx.tool_call_id)
+                text = context.run(reservation.run, {"name": f"zigai.output_function#{step.ordinal}:{name}"},
+                                   body, step)
+            else:
+                step = binding.counter.next()
+                text = _dbos().run_step({"name": f"zigai.output_function#{step.ordinal}:{name}"}, body, step)
+            return decode_output_return(text)
+
+        return run
+
+    choices = tuple(replace(c, function=durable(c.function, c.name)) if c.function is not None else c
+                    for c in spec.choices)
+    return replace(spec, choices=choices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,11 +334,18 @@ class DurableAgent:
         return self._name
 
     def _bound_agent(self, binding: _Binding) -> Agent:
+        # Agent.tool_wrapper runs last on every function tool of every step, whatever route
+        # brought it in (direct, toolset, MCP, capability, policy-prepared), so no route escapes.
+        inner = self._agent.tool_wrapper
+
+        def wrap(tool: Tool) -> Tool:
+            return _durable_tool(tool if inner is None else inner(tool), binding)
+
         return replace(
             self._agent,
             model=_DurableModel(self._agent.model, binding),
-            tools=tuple(_durable_tool(t, binding) for t in self._agent.tools),
-            toolsets=tuple(_durable_toolset(t, binding) for t in self._agent.toolsets),
+            output=_durable_output(self._agent.output, binding),
+            tool_wrapper=wrap,
         )
 
     def _execute(self, prompt: str | None, history_json: str) -> str:
@@ -365,6 +391,19 @@ class DurableAgent:
         DBOS = _dbos()
         with SetWorkflowID(workflow_id):
             handle = DBOS.start_workflow(self._workflow, prompt, history.stringify(message_history))
+        return DurableHandle(workflow_id, handle)
+
+    def enqueue(self, prompt: str | None = None, *, workflow_id: str, queue: Any,
+                message_history: Sequence[Message] = ()) -> DurableHandle:
+        """Put the run on a DBOS ``Queue`` (declared in every worker before launch); a worker runs it.
+
+        From a process that does not run agents, use :meth:`DurableRuns.enqueue` instead.
+        """
+        from dbos import SetWorkflowID
+
+        StepId(workflow_id, 0)
+        with SetWorkflowID(workflow_id):
+            handle = queue.enqueue(self._workflow, prompt, history.stringify(message_history))
         return DurableHandle(workflow_id, handle)
 
     def run(self, prompt: str | None = None, *, workflow_id: str,

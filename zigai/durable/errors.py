@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from zigai.errors import DurableError
 
-__all__ = ["DurableSetupError", "DurableStepUnbound", "DurableApprovalTimedOut"]
+__all__ = [
+    "DurableSetupError", "DurableStepUnbound", "DurableApprovalTimedOut", "DurableRunNotFound",
+    "DurableRunWaitTimedOut", "DurableRunCancelled",
+]
 
 
 class DurableSetupError(DurableError):
@@ -27,3 +30,21 @@ class DurableApprovalTimedOut(DurableError):
         super().__init__(message)
         self.workflow_id = workflow_id
         self.round = round
+
+
+class _RunError(DurableError):
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
+
+
+class DurableRunNotFound(_RunError):
+    """No durable run with that workflow id exists in the system database."""
+
+
+class DurableRunWaitTimedOut(_RunError):
+    """A bounded wait for a durable run's result ended before the run did."""
+
+
+class DurableRunCancelled(_RunError):
+    """The durable run was cancelled; resume it to continue from its last completed step."""
