@@ -47,6 +47,8 @@ ROUTES = {
     "mcp": ("mcp: mcp charged 7", ["zigai.model_request#0", "zigai.tool_call#1:mcp__charge",
                                    "zigai.model_request#2"]),
     "output": ({"total": 42}, ["zigai.model_request#0", "zigai.output_function#1:final_result"]),
+    "streamed": ("streamed: streamed charged 9", ["zigai.model_request#0", "zigai.tool_call#1:charge",
+                                                  "zigai.model_request#2", "DBOS.writeStream", "DBOS.closeStream"]),
     "approved": ("approved: approved charged 8", ["zigai.model_request#0", "zigai.tool_call#1:charge",
                                                   "DBOS.setEvent", "DBOS.recv", "DBOS.sleep", "DBOS.setEvent",
                                                   "zigai.model_request#2"]),
@@ -153,6 +155,27 @@ def test_operations_list_inspect_and_read_the_recovered_runs(crashed_routes) -> 
             assert result.output == {"total": 42}
         with pytest.raises(DurableRunNotFound):
             runs.inspect("no-such-run")
+
+
+def test_a_streamed_run_recovered_after_sigkill_repeats_only_the_interrupted_steps_start(crashed_routes) -> None:
+    _, _, _, url = crashed_routes
+    with DurableRuns(url) as runs:
+        records = list(runs.events("route-streamed", timeout_s=10))
+        assert list(runs.events("route-streamed", offset=len(records) - 1, timeout_s=10)) == records[-1:]
+    call = {"tool": "charge", "tool_call_id": "streamed-0"}
+    assert records == [
+        {"kind": "model_request", "step": 0},
+        {"kind": "model_response", "step": 0, "text": "", "tool_calls": [{**call, "args": '{"n": 9}'}]},
+        {"kind": "tool_call", "step": 1, **call, "args": {"n": 9}},
+        {"kind": "tool_result", "step": 1, **call, "content": "streamed charged 9"},
+        # the request the kill interrupted started in the first process and ran again in the second
+        {"kind": "model_request", "step": 2},
+        {"kind": "model_request", "step": 2},
+        {"kind": "text_delta", "step": 2, "index": 0, "text": "streamed: stre"},
+        {"kind": "text_delta", "step": 2, "index": 0, "text": "amed charged 9"},
+        {"kind": "model_response", "step": 2, "text": "streamed: streamed charged 9", "tool_calls": []},
+        {"kind": "final", "output": "streamed: streamed charged 9"},
+    ]
 
 
 # -- two workers on PostgreSQL ---------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 ``python durable_routes_worker.py DIR DB_URL first`` starts one workflow ``route-<name>`` per
 route (direct tool, toolset tool, prepared toolset tool, policy-replaced tool, eager and
-on-demand capability tools, MCP toolset tool, output function, approved deferred call).  Each
+on-demand capability tools, MCP toolset tool, output function, approved deferred call, and a
+direct tool of an agent that streams its events).  Each
 workflow runs its route's tool once, then blocks at its crash point (the next model request,
 or the output validator for the output route) after writing ``DIR/ready-<name>``; the parent
 SIGKILLs the process when every route is ready.
@@ -48,7 +49,7 @@ from zigai.capability import Capability, CapabilityLoading  # noqa: E402
 from zigai.durable import DurableAgent, current_step_id  # noqa: E402
 from zigai.messages import ResponseMessage, TextPart, ToolCallPart, ToolReturnPart  # noqa: E402
 from zigai.output import OutputChoice, OutputResult, OutputSpec  # noqa: E402
-from zigai.testing import FunctionModel  # noqa: E402
+from zigai.testing import DeltaToolCall, FunctionModel  # noqa: E402
 from zigai.tool.policy import Policy  # noqa: E402
 from zigai.toolset import PreparedTool, Toolset  # noqa: E402
 
@@ -75,6 +76,19 @@ def model_for(route: str, calls: list[tuple[str, dict]]):
         returned = [str(p.content) for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
         return ResponseMessage(parts=(TextPart(f"{route}: {returned[-1]}"),))
     return respond
+
+
+def streamed(respond):
+    """The same responses streamed: text in two pieces, tool calls whole."""
+    def stream(messages, info):
+        for key, part in enumerate(respond(messages, info).parts):
+            if isinstance(part, TextPart):
+                half = len(part.content) // 2
+                yield part.content[:half]
+                yield part.content[half:]
+            else:
+                yield DeltaToolCall(part.tool_name, part.args, part.tool_call_id, key=key)
+    return stream
 
 
 def tool(route: str, **options) -> Tool:
@@ -135,11 +149,14 @@ AGENTS = {
                        capabilities=[on_demand]),
     "mcp": Agent(FunctionModel(model_for("mcp", [("mcp__charge", {"n": 7})])), toolsets=[mcp_toolset()]),
     "output": output_agent(),
+    "streamed": Agent(FunctionModel(stream_function=streamed(model_for("streamed", [("charge", {"n": 9})]))),
+                      tools=[tool("streamed")]),
     "approved": Agent(FunctionModel(model_for("approved", [("charge", {"n": 8})])),
                       tools=[tool("approved", execution=ToolExecution.requires_approval)]),
 }
 ROUTES = sys.argv[4].split(",") if len(sys.argv) > 4 else list(AGENTS)
-DURABLE = {route: DurableAgent(AGENTS[route], name=f"routes-{route}") for route in ROUTES}
+DURABLE = {route: DurableAgent(AGENTS[route], name=f"routes-{route}", stream_events=route == "streamed")
+           for route in ROUTES}
 
 DBOS(config={"name": "zigai-routes-test", "log_level": "WARNING", "system_database_url": db_url})
 DBOS.launch()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -60,6 +60,7 @@ from zigai.durable.codec import (
     encode_tool_output,
 )
 from zigai.durable.errors import DurableApprovalTimedOut, DurableSetupError, DurableStepUnbound
+from zigai.durable.events import EVENTS_STREAM, model_records, response_record
 from zigai.durable.ids import StepCounter, StepId, StepScope
 from zigai.messages import Message, ResponseMessage, ToolCallPart
 from zigai.model import ModelRequest, StreamedResponse
@@ -103,8 +104,9 @@ def _dbos() -> Any:
 class _Binding:
     """Per-workflow-execution state: the step counter and the reserved tool-call steps."""
 
-    def __init__(self, counter: StepCounter) -> None:
+    def __init__(self, counter: StepCounter, stream: bool = False) -> None:
         self.counter = counter
+        self.stream = stream
         self._reserved: dict[str, tuple[StepId, Any, contextvars.Context]] = {}
         self._lock = threading.Lock()
 
@@ -120,6 +122,11 @@ class _Binding:
                     self._reserved[part.tool_call_id] = (
                         self.counter.next(), DBOS.reserve_step(), contextvars.copy_context()
                     )
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` to the run's event stream when the agent streams events."""
+        if self.stream:
+            _dbos().write_stream(EVENTS_STREAM, record)
 
     def take(self, tool_call_id: str) -> tuple[StepId, Any, contextvars.Context]:
         with self._lock:
@@ -160,13 +167,25 @@ class _DurableModel:
         def body() -> str:
             token = _current_step.set(step)
             try:
-                return encode_response(self._inner.request(request))
+                if not self._binding.stream:
+                    return encode_response(self._inner.request(request))
+                return encode_response(self._streamed(request, step.ordinal))
             finally:
                 _current_step.reset(token)
 
         text = _dbos().run_step({"name": f"zigai.model_request#{step.ordinal}"}, body)
         response = decode_response(text)
         self._binding.reserve_calls(response)
+        return response
+
+    def _streamed(self, request: ModelRequest, ordinal: int) -> ResponseMessage:
+        write = self._binding.write
+        write({"kind": "model_request", "step": ordinal})
+        with self._inner.stream(request) as streamed:
+            for record in model_records(streamed, ordinal):
+                write(record)
+            response = streamed.response()
+        write(response_record(response, ordinal))
         return response
 
     def stream(self, request: ModelRequest) -> StreamedResponse:
@@ -179,10 +198,17 @@ def _durable_tool(tool: Tool, binding: _Binding) -> Tool:
 
         def body() -> str:
             token = _current_step.set(step)
+            ids = {"step": step.ordinal, "tool": ctx.tool_name, "tool_call_id": ctx.tool_call_id}
+            binding.write({"kind": "tool_call", **ids, "args": value})
             try:
-                return encode_tool_output(tool.execute(ValidatedArgs(arguments={}, value=value), ctx))
+                output = tool.execute(ValidatedArgs(arguments={}, value=value), ctx)
+            except Exception as exc:
+                binding.write({"kind": "tool_error", **ids, "error": f"{type(exc).__name__}: {exc}"})
+                raise
             finally:
                 _current_step.reset(token)
+            binding.write({"kind": "tool_result", **ids, "content": output.content})
+            return encode_tool_output(output)
 
         name = f"zigai.tool_call#{step.ordinal}:{tool.name}"
         return decode_tool_output(context.run(reservation.run, {"name": name}, body))
@@ -307,6 +333,7 @@ class DurableAgent:
         namespace: str | None = None,
         scope: StepScope | None = None,
         approval_timeout_s: float = 24 * 3600.0,
+        stream_events: bool = False,
     ) -> None:
         if not isinstance(agent, Agent):
             raise DurableSetupError("DurableAgent needs a zigai Agent")
@@ -322,6 +349,7 @@ class DurableAgent:
         self._namespace = namespace
         self._scope = scope
         self._approval_timeout_s = approval_timeout_s
+        self._stream_events = bool(stream_events)
         DBOS = _dbos()
 
         def agent_workflow(prompt: str | None, history_json: str) -> str:
@@ -351,7 +379,8 @@ class DurableAgent:
     def _execute(self, prompt: str | None, history_json: str) -> str:
         DBOS = _dbos()
         workflow_id = DBOS.workflow_id
-        binding = _Binding(StepCounter(workflow_id, namespace=self._namespace, scope=self._scope))
+        binding = _Binding(StepCounter(workflow_id, namespace=self._namespace, scope=self._scope),
+                           self._stream_events)
         agent = self._bound_agent(binding)
         with history.parse(history_json) as owned:
             message_history = owned.messages
@@ -367,6 +396,9 @@ class DurableAgent:
                            "execution": c.execution, "approval": c.approval.value} for c in calls],
             }))
             outcome.close()
+            if self._stream_events:
+                DBOS.write_stream(EVENTS_STREAM, {"kind": "paused", "round": round_,
+                                                  "tool_call_ids": [c.tool_call_id for c in calls]})
             decisions_json = DBOS.recv(DECISIONS_TOPIC, timeout_seconds=self._approval_timeout_s)
             if decisions_json is None:
                 raise DurableApprovalTimedOut(
@@ -377,8 +409,12 @@ class DurableAgent:
             outcome = agent.resume_run_json(state_json, decisions_json, deps=self._deps)
             round_ += 1
         with outcome.result as result:
-            return zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
+            text = zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
                                 "messages": history.stringify(result.all_messages())})
+            if self._stream_events:
+                DBOS.write_stream(EVENTS_STREAM, {"kind": "final", "output": result.output})
+                DBOS.close_stream(EVENTS_STREAM)
+            return text
 
     # -- application API ------------------------------------------------------------------
 
@@ -429,6 +465,15 @@ class DurableAgent:
                                    execution=c["execution"], approval=ApprovalSource(c["approval"]))
                       for c in value["calls"])
         return PendingApproval(workflow_id, value["round"], calls, value["state_json"])
+
+    def events(self, workflow_id: str, *, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """The run's event records as they are written, until the run ends (``stream_events=True``).
+
+        ``timeout_s`` bounds the wait for each next record (DBOS raises ``DBOSStreamTimeoutError``);
+        see :mod:`zigai.durable.events` for the records and what a consumer sees after a crash.
+        """
+        yield from _dbos().read_stream(workflow_id, EVENTS_STREAM, polling_interval_sec=0.05,
+                                       timeout_seconds=timeout_s)
 
     def send_decisions(self, workflow_id: str, decisions: Sequence[ResumeDecision]) -> None:
         """Deliver one decision per pending call to a paused run (durably, via DBOS.send)."""

@@ -21,7 +21,7 @@ Invariants
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,6 +173,18 @@ class DurableRuns:
         """Resume a cancelled or failed run from its last completed step (on DBOS's internal queue)."""
         self._status(workflow_id)
         self._client.resume_workflow(workflow_id)
+
+    def events(self, workflow_id: str, *, offset: int = 0, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """The event records of a run started with ``stream_events=True``, from ``offset`` on, until it ends.
+
+        ``timeout_s`` bounds the wait for each next record; the records and what a consumer sees
+        after a crash are described in :mod:`zigai.durable.events`.
+        """
+        from zigai.durable.events import EVENTS_STREAM
+
+        self._status(workflow_id)
+        yield from self._client.read_stream(workflow_id, EVENTS_STREAM, offset=offset, polling_interval_sec=0.05,
+                                            timeout_seconds=timeout_s)
 
     def result(self, workflow_id: str, *, timeout_s: float | None = None) -> Any:
         """Wait for the run and return its :class:`~zigai.durable.DurableRunResult` (close it).
