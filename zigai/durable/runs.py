@@ -37,6 +37,7 @@ from zigai.messages import Message
 __all__ = ["DurableRuns", "RunSummary", "RunDetails", "StepRecord", "WORKFLOW_PREFIX"]
 
 WORKFLOW_PREFIX = "zigai.agent:"
+_PAGE = 50
 _FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 
@@ -157,7 +158,14 @@ class DurableRuns:
     def inspect(self, workflow_id: str) -> RunDetails:
         """The run's summary and every recorded step with its outcome."""
         status = self._status(workflow_id)
-        steps = tuple(_step(s) for s in self._client.list_workflow_steps(workflow_id, load_output=False))
+        records: list[StepRecord] = []
+        while True:  # pages, so a long run's recorded outputs are never all in memory at once
+            page = self._client.list_workflow_steps(workflow_id, load_output=True, limit=_PAGE,
+                                                    offset=len(records))
+            records.extend(_step(s) for s in page)
+            if len(page) < _PAGE:
+                break
+        steps = tuple(records)
         error = None
         if str(status.status) in ("ERROR", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"):
             full = self._client.list_workflows(workflow_ids=[workflow_id], load_input=False)[0]
