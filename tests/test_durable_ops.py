@@ -160,9 +160,12 @@ def test_streamed_records_cover_tool_errors_and_pauses(app) -> None:
             name, args = calls[turn]
             yield DeltaToolCall(name, args, f"c{turn}", key=0)
         else:
-            yield "thinking done"
+            yield DeltaThinking("hm", key=0)
+            yield DeltaThinking("m", key=0)
+            yield "thinking "
+            yield "done"
 
-    from zigai.testing import DeltaToolCall
+    from zigai.testing import DeltaThinking, DeltaToolCall
 
     tools = [Tool.manual("flaky", "f", SCHEMA, flaky),
              Tool.manual("gated", "g", SCHEMA, lambda args: "ok", execution=ToolExecution.requires_approval)]
@@ -180,8 +183,11 @@ def test_streamed_records_cover_tool_errors_and_pauses(app) -> None:
     assert kinds == [
         ("model_request", 0), ("model_response", 0), ("tool_call", 1), ("tool_error", 1),
         ("model_request", 2), ("model_response", 2), ("paused", None), ("tool_call", 3), ("tool_result", 3),
-        ("model_request", 4), ("text_delta", 4), ("model_response", 4), ("final", None),
+        ("model_request", 4), ("thinking_delta", 4), ("thinking_delta", 4), ("text_delta", 4), ("text_delta", 4),
+        ("model_response", 4), ("final", None),
     ]
+    assert [r["text"] for r in records[10:14]] == ["hm", "m", "thinking ", "done"]
+    assert records[14]["text"] == "thinking done"
     assert records[3]["error"] == "ModelRetry: not yet"
     assert records[6] == {"kind": "paused", "round": 0, "tool_call_ids": ["c1"]}
 

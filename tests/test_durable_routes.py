@@ -226,3 +226,16 @@ def test_two_queue_workers_on_postgresql_recover_a_killed_run_exactly_once(pg_cl
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.communicate()
+
+
+def test_the_docs_multi_worker_example_runs_on_postgresql(pg_cluster: Cluster, tmp_path: Path) -> None:
+    page = (REPO / "docs" / "durable.md").read_text(encoding="utf-8")
+    section = page[page.index("## PostgreSQL and several workers"):]
+    block = section[section.index("```python\n") + len("```python\n"):section.index("\n```\n")]
+    assert "ZIGAI_DBOS_URL" in block
+    done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=CEILING_S, env={**_env(), "ZIGAI_DBOS_URL": pg_cluster.url("zigai_docs")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "invoiced 9"
+    with DurableRuns(pg_cluster.url("zigai_docs")) as runs:
+        assert runs.inspect("invoice-9").summary.executor_id == "worker-1"

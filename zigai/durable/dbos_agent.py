@@ -1,16 +1,25 @@
 """``DurableAgent``: an ordinary :class:`~zigai.agent.Agent` run as a DBOS workflow.
 
 There is no second agent loop.  Inside the workflow the agent runs through its public
-``run_until_pause`` / ``resume_run_json`` API with two substitutions:
+``run_until_pause`` / ``resume_run_json`` API with three substitutions:
 
 * its model is wrapped so each ``request`` is one DBOS step (named
   ``zigai.model_request#<ordinal>``) whose recorded output is the response as zigai history
   JSON;
-* each tool is wrapped (``Tool.replace(invoke=...)``) so each call is one DBOS step (named
+* ``Agent.tool_wrapper`` is set, so every function tool the run resolves for a step — direct,
+  toolset, MCP, capability (eager or loaded on demand), policy-prepared — is wrapped
+  (``Tool.replace(invoke=...)``) and each call is one DBOS step (named
   ``zigai.tool_call#<ordinal>:<tool>``).  Steps for a response's tool calls are *reserved* on
   the workflow thread, in the model's call order, as soon as the response is known
   (``DBOS.reserve_step``), so their step numbers do not depend on which scheduler thread runs
-  first.
+  first;
+* output functions are wrapped so each call is one step (``zigai.output_function#<ordinal>:<name>``),
+  using the reserved step of its output-tool call or the next ordinal for native / prompted
+  output.
+
+With ``stream_events=True`` the steps also write the run's records to the DBOS stream
+``zigai.events`` (:mod:`zigai.durable.events`), and the model step calls the model's
+``stream``.
 
 A pause maps onto DBOS messaging: the workflow publishes the pending calls under the event
 ``zigai.pause`` and waits durably in ``DBOS.recv(topic="zigai.decisions")`` for the versioned
@@ -29,7 +38,8 @@ Requirements and honest limits:
 * dependencies (``deps``) stay process-local and are supplied again in every process;
 * a recorded step output is replayed as recorded: a tool call that the scheduler abandoned
   after its timeout but that finished (and was recorded) later replays as a success;
-* durable runs are buffered: the wrapped model refuses ``stream`` (:class:`DurableSetupError`).
+* the wrapped model refuses an agent-level ``stream`` (:class:`DurableSetupError`): a durable
+  run is followed through its result or its event stream.
 """
 
 from __future__ import annotations

@@ -32,19 +32,25 @@ class DurableApprovalTimedOut(DurableError):
         self.round = round
 
 
-class _RunError(DurableError):
+class DurableRunNotFound(DurableError):
+    """No durable run with that workflow id exists in the system database."""
+
     def __init__(self, message: str, *, workflow_id: str = "") -> None:
         super().__init__(message)
         self.workflow_id = workflow_id
 
 
-class DurableRunNotFound(_RunError):
-    """No durable run with that workflow id exists in the system database."""
-
-
-class DurableRunWaitTimedOut(_RunError):
+class DurableRunWaitTimedOut(DurableError):
     """A bounded wait for a durable run's result ended before the run did."""
 
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
 
-class DurableRunCancelled(_RunError):
+
+class DurableRunCancelled(DurableError):
     """The durable run was cancelled; resume it to continue from its last completed step."""
+
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id

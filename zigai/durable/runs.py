@@ -13,8 +13,9 @@ Invariants
       system database directly.
     * A durable agent run is the DBOS workflow named ``zigai.agent:<agent name>``; listings
       show only those.
-    * Step outcomes are read from DBOS's step records: ``ok`` (output recorded), ``error``
-      (error recorded) or ``running`` (started or reserved, no outcome yet).
+    * Step outcomes are read from DBOS's step records, which DBOS writes when a step
+      completes: ``ok`` (output recorded) or ``error`` (error recorded).  A step in flight is
+      not listed yet.
     * Importing this module imports no third-party module; DBOS is imported on construction.
 """
 
@@ -57,7 +58,7 @@ class RunSummary:
 
 @dataclass(frozen=True, slots=True)
 class StepRecord:
-    """One recorded step: DBOS's step number, its name, and its outcome (``ok|error|running``)."""
+    """One recorded step: DBOS's step number, its name, and its outcome (``ok`` or ``error``)."""
 
     number: int
     name: str
@@ -87,13 +88,7 @@ def _summary(status: Any) -> RunSummary:
 
 def _step(info: Any) -> StepRecord:
     error = info.get("error")
-    if error is not None:
-        outcome = "error"
-    elif info.get("completed_at_epoch_ms") is not None or info.get("output") is not None:
-        outcome = "ok"
-    else:
-        outcome = "running"
-    return StepRecord(int(info["function_id"]), str(info["function_name"]), outcome,
+    return StepRecord(int(info["function_id"]), str(info["function_name"]), "ok" if error is None else "error",
                       None if error is None else f"{type(error).__name__}: {error}",
                       info.get("started_at_epoch_ms"), info.get("completed_at_epoch_ms"))
 
