@@ -133,6 +133,13 @@ def _optional_workloads() -> list[Workload]:
     if stream_workloads is not None:
         for spec in stream_workloads.WORKLOADS:
             found.append(Workload(**spec))
+    try:
+        from bench_workloads import durable_workloads
+    except ImportError:  # the workload module, or DBOS (the dbos extra), is missing
+        durable_workloads = None
+    if durable_workloads is not None:
+        for spec in durable_workloads.WORKLOADS:
+            found.append(Workload(**spec))
     return found
 
 
