@@ -158,7 +158,8 @@ def test_streamed_records_cover_tool_errors_and_pauses(app) -> None:
         calls = [("flaky", '{"n": 1}'), ("gated", '{"n": 2}')]
         if turn < 2:
             name, args = calls[turn]
-            yield DeltaToolCall(name, args, f"c{turn}", key=0)
+            yield DeltaToolCall(name, args[:3], f"c{turn}", key=0)
+            yield DeltaToolCall(json_args=args[3:], key=0)  # argument deltas are not records
         else:
             yield DeltaThinking("hm", key=0)
             yield DeltaThinking("m", key=0)
@@ -267,6 +268,9 @@ def test_a_failed_run_shows_its_error_and_operator_mistakes_exit_2(app, monkeypa
     code, _, err = _cli("durable", "show", "nope", "--db", app)
     assert code == 2 and "no durable run 'nope'" in err
     assert _cli("durable", "list")[0] == 2  # no --db and no ZIGAI_DURABLE_DB
+    assert _cli("durable", "list", "--db", app, "--limit", "0")[0] == 2
+    code, out, _ = _cli("durable", "list", "--db", app, "--limit", "1")
+    assert code == 0 and len(out.splitlines()) == 2
     code, _, err = _cli("durable")
     assert code == 2 and "needs an action" in err
     with pytest.raises(DurableSetupError):

@@ -29,7 +29,7 @@ def add_durable_parser(commands: Any, out: TextIO | None) -> None:
     listing = actions.add_parser("list", out=out, help="the newest durable runs")
     listing.add_argument("--agent", metavar="NAME", help="only runs of this DurableAgent name")
     listing.add_argument("--status", metavar="STATUS", help="only runs in this DBOS status (PENDING, SUCCESS ...)")
-    listing.add_argument("--limit", type=int, default=50, metavar="N", help="at most N runs (default 50)")
+    listing.add_argument("--limit", type=_positive, default=50, metavar="N", help="at most N runs (default 50)")
     show = actions.add_parser("show", out=out, help="one run with its steps and their outcomes")
     show.add_argument("workflow_id", metavar="ID")
     show.add_argument("--wait", type=float, metavar="SECONDS",
@@ -40,6 +40,12 @@ def add_durable_parser(commands: Any, out: TextIO | None) -> None:
     for parser in (listing, show, *(actions.choices[n] for n in ("cancel", "resume"))):
         parser.add_argument("--db", metavar="URL", help="DBOS system database URL (default: $ZIGAI_DURABLE_DB)")
         parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
 
 
 def durable_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
