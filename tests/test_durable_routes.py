@@ -110,7 +110,7 @@ def crashed_routes(request, tmp_path_factory):
         url = request.getfixturevalue("pg_cluster").url("zigai_routes")
     worker = str(SUPPORT / "durable_routes_worker.py")
     first = _spawn(worker, str(directory), url, "first")
-    _wait_for(first, lambda: all((directory / f"ready-{route}").exists() for route in ROUTES))
+    _wait_for(first, lambda: all((directory / f"ready-{route}").exists() for route in [*ROUTES, "inflight"]))
     _kill(first)
     before = _executed(directory)
     second = _spawn(worker, str(directory), url, "second")
@@ -137,11 +137,20 @@ def test_no_completed_call_of_any_tool_route_runs_twice_after_sigkill(crashed_ro
     assert report[route] == {"output": output, "steps": steps}
 
 
+def test_a_call_killed_while_it_runs_runs_again_under_the_same_step_id(crashed_routes) -> None:
+    before, after, report, _ = crashed_routes
+    # not completed, so not recorded: it runs again, and its idempotency key is the same
+    assert before["tool:inflight:route-inflight/1"] == 1
+    assert after["tool:inflight:route-inflight/1"] == 2
+    assert after["model:inflight:0"] == after["model:inflight:1"] == 1
+    assert report["inflight"]["output"] == "inflight: inflight charged 10"
+
+
 def test_operations_list_inspect_and_read_the_recovered_runs(crashed_routes) -> None:
     _, _, _, url = crashed_routes
     with DurableRuns(url) as runs:
         listed = runs.list()
-        assert {r.workflow_id for r in listed} == {f"route-{r}" for r in ROUTES}
+        assert {r.workflow_id for r in listed} == {f"route-{r}" for r in [*ROUTES, "inflight"]}
         assert {r.status for r in listed} == {"SUCCESS"}
         assert [r.agent for r in runs.list(agent="routes-mcp")] == ["routes-mcp"]
         assert runs.list(status="ERROR") == ()

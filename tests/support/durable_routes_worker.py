@@ -3,7 +3,8 @@
 ``python durable_routes_worker.py DIR DB_URL first`` starts one workflow ``route-<name>`` per
 route (direct tool, toolset tool, prepared toolset tool, policy-replaced tool, eager and
 on-demand capability tools, MCP toolset tool, output function, approved deferred call, and a
-direct tool of an agent that streams its events).  Each
+direct tool of an agent that streams its events) -- and one, ``inflight``, whose tool is
+killed while it runs.  Each
 workflow runs its route's tool once, then blocks at its crash point (the next model request,
 or the output validator for the output route) after writing ``DIR/ready-<name>``; the parent
 SIGKILLs the process when every route is ready.
@@ -95,6 +96,13 @@ def tool(route: str, **options) -> Tool:
     return Tool.manual("charge", "charge a customer", SCHEMA, charge_for(route), **options)
 
 
+def inflight_charge(args):
+    """Counted, then killed before it returns: the step never completes in the first process."""
+    count(f"tool:inflight:{current_step_id()}")
+    crash_point("inflight")
+    return f"inflight charged {args['n']}"
+
+
 class SwapInvoke(Policy):
     """A policy whose prepare stage replaces the tool's code (a dynamic tool)."""
 
@@ -151,6 +159,8 @@ AGENTS = {
     "output": output_agent(),
     "streamed": Agent(FunctionModel(stream_function=streamed(model_for("streamed", [("charge", {"n": 9})]))),
                       tools=[tool("streamed")]),
+    "inflight": Agent(FunctionModel(model_for("inflight", [("charge", {"n": 10})])), tools=[Tool.manual(
+        "charge", "charge a customer", SCHEMA, inflight_charge)]),
     "approved": Agent(FunctionModel(model_for("approved", [("charge", {"n": 8})])),
                       tools=[tool("approved", execution=ToolExecution.requires_approval)]),
 }
