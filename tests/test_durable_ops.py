@@ -275,6 +275,11 @@ def test_a_failed_run_shows_its_error_and_operator_mistakes_exit_2(app, monkeypa
     assert code == 2 and "needs an action" in err
     with pytest.raises(DurableSetupError):
         DurableRuns("not a url")
+    missing = app.replace("dbos.sqlite", "missing.sqlite")
+    with pytest.raises(DurableSetupError, match="no DBOS system database"):
+        DurableRuns(missing)
+    code, _, err = _cli("durable", "list", "--db", missing)
+    assert code == 2 and "no DBOS system database" in err and not Path(missing[10:]).exists()
 
 
 def test_a_queued_run_is_served_by_this_process_and_enqueued_by_a_client(app) -> None:

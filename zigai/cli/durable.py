@@ -4,8 +4,8 @@ Composition only: every subcommand is one :class:`zigai.durable.DurableRuns` cal
 DBOS system database named by ``--db`` (or ``ZIGAI_DURABLE_DB``), so it needs neither the
 agents' code nor a launched DBOS.  Tables go to stdout (``--json``: one JSON document).
 
-Invariant: exit 0 when the operation was done; 2 for operator input (no database URL, an
-unknown run id); 1 for anything else (an unreachable database, a failed or unfinished run
+Invariant: exit 0 when the operation was done; 2 for operator input (no database URL, a
+SQLite database file that does not exist, an unknown run id); 1 for anything else (an unreachable database, a failed or unfinished run
 with ``show --wait``).
 """
 
@@ -50,7 +50,7 @@ def _positive(text: str) -> int:
 
 def durable_command(args: argparse.Namespace, env: Mapping[str, str], out: TextIO, err: TextIO) -> int:
     """Run one ``zigai durable`` action (see module docstring)."""
-    from zigai.durable import DurableRunNotFound, DurableRuns
+    from zigai.durable import DurableRunNotFound, DurableRuns, DurableSetupError
 
     action = getattr(args, "durable_command", None)
     if action is None:
@@ -58,7 +58,11 @@ def durable_command(args: argparse.Namespace, env: Mapping[str, str], out: TextI
     url = args.db or env.get("ZIGAI_DURABLE_DB")
     if not url:
         raise CliUsageError("zigai durable needs the DBOS system database: --db URL or ZIGAI_DURABLE_DB")
-    with DurableRuns(url) as runs:
+    try:
+        opened = DurableRuns(url)
+    except DurableSetupError as exc:
+        raise CliUsageError(str(exc)) from None
+    with opened as runs:
         try:
             return _act(runs, action, args, out)
         except DurableRunNotFound as exc:

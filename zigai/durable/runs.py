@@ -21,6 +21,7 @@ Invariants
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -106,11 +107,18 @@ class DurableRuns:
                 "DurableRuns needs the DBOS system database URL, e.g. sqlite:///dbos.sqlite or "
                 "postgresql://user@host:5432/dbos"
             )
+        if system_database_url.startswith("sqlite:///") and not os.path.exists(system_database_url[10:]):
+            raise DurableSetupError(
+                f"no DBOS system database at {system_database_url[10:]!r}: point at the file your workers "
+                "launch DBOS with (DBOS creates it on launch)"
+            )
         try:
             from dbos import DBOSClient
         except ImportError as exc:  # pragma: no cover - the dev extra installs dbos
             raise DurableSetupError("zigai.durable needs DBOS: pip install 'zigai[dbos]'") from exc
-        self._client: Any = DBOSClient(system_database_url=system_database_url, application_name=application_name)
+        # an operator tool reports a lost database instead of blocking until it comes back
+        self._client: Any = DBOSClient(system_database_url=system_database_url, application_name=application_name,
+                                       retry_connection_errors=False)
 
     def close(self) -> None:
         self._client.destroy()
