@@ -291,7 +291,15 @@ def test_a_queued_run_is_served_by_this_process_and_enqueued_by_a_client(app) ->
     queue = DBOS.register_queue("ops-queue", polling_interval_sec=0.1)
     with durable.enqueue("go", workflow_id="q-1", queue=queue).result() as result:
         assert result.output == "echo 3"
+    @DBOS.workflow(name="plain-workflow")
+    def plain() -> str:
+        return "plain"
+
+    with dbos.SetWorkflowID("plain-1"):
+        plain()
     with DurableRuns(app) as runs:
+        assert runs.inspect("plain-1").summary.agent == "plain-workflow"  # shown, never listed
+        assert "plain-1" not in [r.workflow_id for r in runs.list()]
         assert runs.enqueue("queued", "again", workflow_id="q-2", queue="ops-queue") == "q-2"
         with runs.result("q-2", timeout_s=60) as result:
             assert result.output == "echo 3"

@@ -45,7 +45,11 @@ _FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED")
 
 @dataclass(frozen=True, slots=True)
 class RunSummary:
-    """One durable agent run as DBOS lists it (times are epoch milliseconds)."""
+    """One durable agent run as DBOS lists it (times are epoch milliseconds).
+
+    ``agent`` is the DurableAgent name; for a workflow that is not a zigai agent run (which
+    ``inspect`` still shows), the DBOS workflow name.
+    """
 
     workflow_id: str
     agent: str
@@ -80,8 +84,9 @@ class RunDetails:
 
 def _summary(status: Any) -> RunSummary:
     name = str(status.name or "")
+    agent = name[len(WORKFLOW_PREFIX):] if name.startswith(WORKFLOW_PREFIX) else name  # another workflow: its name
     return RunSummary(
-        workflow_id=status.workflow_id, agent=name[len(WORKFLOW_PREFIX):], status=str(status.status),
+        workflow_id=status.workflow_id, agent=agent, status=str(status.status),
         queue=status.queue_name, executor_id=status.executor_id, app_version=status.app_version,
         created_at_ms=status.created_at, updated_at_ms=status.updated_at,
     )
