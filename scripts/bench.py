@@ -114,10 +114,11 @@ def _optional_workloads() -> list[Workload]:
             )
         )
     # each module of bench_workloads/ with a WORKLOADS table (a peer it needs may be missing)
-    for name in ("agent_workloads", "evals_workloads", "stream_workloads", "mcp_workloads", "memory_workloads"):
+    for name in ("agent_workloads", "evals_workloads", "stream_workloads", "mcp_workloads", "memory_workloads",
+                 "durable_workloads"):
         try:
             module = importlib.import_module(f"bench_workloads.{name}")
-        except ImportError:
+        except ImportError:  # the module, or a peer it needs (DBOS for durable), is missing
             continue
         found.extend(Workload(**spec) for spec in module.WORKLOADS)
     return found

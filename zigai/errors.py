@@ -196,7 +196,8 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidTaskTransition, TaskPayloadTooLarge,
     │                                                 TooManyTasks, ExecutorClosed, ServiceClosed
     ├── DurableError              zigai.durable       DurableSetupError, DurableStepUnbound,
-    │                                                 DurableApprovalTimedOut
+    │                                                 DurableApprovalTimedOut, DurableRunNotFound,
+    │                                                 DurableRunWaitTimedOut, DurableRunCancelled
     ├── GraphError                zigai.graph         InvalidGraphDefinition (GraphLimitExceeded),
     │                                                 InvalidGraphInput, GraphTypeMismatch,
     │                                                 UnmatchedRoute, StepLimitExceeded,

@@ -342,6 +342,13 @@ class AgentConfig(Generic[OutputT]):
     #: untyped agents and output functions) and the OutputSpec runs use.
     _typed_output: Any = field(default=None, init=False, repr=False, compare=False)
     _output_spec: Any = field(default=None, init=False, repr=False, compare=False)
+    #: Applied last to every function tool a model step resolves — direct tools, toolsets
+    #: (MCP included), capability tools (eager and loaded on demand) and tools a policy's
+    #: ``prepare`` stage returned — so whatever route brought a tool in, the tool that runs
+    #: is ``tool_wrapper(tool)``.  It must return a :class:`~zigai.tool.Tool` with the same
+    #: name (``tool.replace(invoke=...)``).  ``zigai.durable`` uses it to make every call a
+    #: checkpointed step.
+    tool_wrapper: Callable[[Tool], Tool] | None = field(default=None, compare=False)
     _cache: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     _cache_lock: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -431,6 +438,8 @@ class AgentConfig(Generic[OutputT]):
             raise InvalidAgentConfiguration("Agent.tool_approval must be callable")
         if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
             raise InvalidAgentConfiguration("Agent.url_policy must be a zigai.security.UrlPolicy or None")
+        if self.tool_wrapper is not None and not callable(self.tool_wrapper):
+            raise InvalidAgentConfiguration("Agent.tool_wrapper must be callable")
         set_(self, "hooks", _hooks(self.hooks, "Agent.hooks"))
         set_(self, "builtin_tools", _builtin_tools(self.builtin_tools))
         _check_budget(self.context_budget, "Agent.context_budget")

@@ -287,7 +287,7 @@ class AgentRun(RunCore):
         caps = self.caps
         if caps is None:
             if not agent.toolsets and not prepare:
-                cached = agent._cached(("tools",), lambda: _tool_table(agent.function_tools))
+                cached = agent._cached(("tools",), lambda: _tool_table(_wrapped(agent, agent.function_tools)))
                 self.step_tools = cached[0]
                 return cached[1]
             tools: tuple[Tool, ...] = agent.function_tools
@@ -305,7 +305,7 @@ class AgentRun(RunCore):
             tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
             tools = prepare_tools(self, prepare, tools)
-        table, definitions = _tool_table(tools)
+        table, definitions = _tool_table(_wrapped(agent, tools))
         self.step_tools = table
         return definitions
 
@@ -560,6 +560,21 @@ class AgentRun(RunCore):
             )
         self.finish("complete", self.final_output)
         self.state = RunState.done
+
+
+def _wrapped(agent: Any, tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
+    """``tools`` through ``Agent.tool_wrapper`` (last, whatever route brought each tool in)."""
+    wrap = agent.tool_wrapper
+    if wrap is None:
+        return tools
+    wrapped = tuple(wrap(tool) for tool in tools)
+    for before, after in zip(tools, wrapped, strict=True):
+        if not isinstance(after, Tool) or after.name != before.name:
+            raise InvalidAgentConfiguration(
+                f"Agent.tool_wrapper returned {after!r} for tool {before.name!r}; it must return a "
+                "Tool with the same name (tool.replace(invoke=...))"
+            )
+    return wrapped
 
 
 def _tool_table(tools: tuple[Tool, ...]) -> tuple[dict[str, Tool], tuple[Any, ...]]:

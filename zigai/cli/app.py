@@ -160,6 +160,9 @@ def build_parser(out: TextIO | None = None) -> argparse.ArgumentParser:
     from zigai.cli.conformance import add_conformance_parser
 
     add_conformance_parser(commands, out)
+    from zigai.cli.durable import add_durable_parser
+
+    add_durable_parser(commands, out)
     commands.add_parser("demo", out=out, help="a streamed weather tool loop over real HTTP on 127.0.0.1")
     return parser
 
@@ -195,6 +198,10 @@ def _dispatch(argv: Sequence[str], env: Mapping[str, str], out: TextIO, err: Tex
         from zigai.cli.conformance import conformance_command
 
         return conformance_command(args, out, err)
+    if args.command == "durable":
+        from zigai.cli.durable import durable_command
+
+        return durable_command(args, env, out, err)
     if args.command == "demo":
         from zigai.cli.demo import demo_command
 

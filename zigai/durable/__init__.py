@@ -18,7 +18,8 @@ Invariants
       ``system_database_url`` is the same code path when one machine is not enough.
 
 Submodules: ``errors``, ``ids`` (StepId, StepScope, StepCounter), ``codec`` (step output
-formats), ``dbos_agent`` (DurableAgent, DurableHandle, DurableRunResult, PendingApproval).
+formats), ``dbos_agent`` (DurableAgent, DurableHandle, DurableRunResult, PendingApproval),
+``runs`` (DurableRuns: enqueue, list, inspect, cancel, resume, result from any process).
 """
 
 from __future__ import annotations
@@ -32,8 +33,16 @@ from zigai.durable.dbos_agent import (
     PendingApproval,
     current_step_id,
 )
-from zigai.durable.errors import DurableApprovalTimedOut, DurableSetupError, DurableStepUnbound
+from zigai.durable.errors import (
+    DurableApprovalTimedOut,
+    DurableRunCancelled,
+    DurableRunNotFound,
+    DurableRunWaitTimedOut,
+    DurableSetupError,
+    DurableStepUnbound,
+)
 from zigai.durable.ids import StepCounter, StepId, StepScope
+from zigai.durable.runs import DurableRuns, RunDetails, RunSummary, StepRecord
 
 __all__ = [
     "DurableAgent",
@@ -49,4 +58,11 @@ __all__ = [
     "DurableSetupError",
     "DurableStepUnbound",
     "DurableApprovalTimedOut",
+    "DurableRunNotFound",
+    "DurableRunWaitTimedOut",
+    "DurableRunCancelled",
+    "DurableRuns",
+    "RunSummary",
+    "RunDetails",
+    "StepRecord",
 ]

@@ -1,16 +1,25 @@
 """``DurableAgent``: an ordinary :class:`~zigai.agent.Agent` run as a DBOS workflow.
 
 There is no second agent loop.  Inside the workflow the agent runs through its public
-``run_until_pause`` / ``resume_run_json`` API with two substitutions:
+``run_until_pause`` / ``resume_run_json`` API with three substitutions:
 
 * its model is wrapped so each ``request`` is one DBOS step (named
   ``zigai.model_request#<ordinal>``) whose recorded output is the response as zigai history
   JSON;
-* each tool is wrapped (``Tool.replace(invoke=...)``) so each call is one DBOS step (named
+* ``Agent.tool_wrapper`` is set, so every function tool the run resolves for a step — direct,
+  toolset, MCP, capability (eager or loaded on demand), policy-prepared — is wrapped
+  (``Tool.replace(invoke=...)``) and each call is one DBOS step (named
   ``zigai.tool_call#<ordinal>:<tool>``).  Steps for a response's tool calls are *reserved* on
   the workflow thread, in the model's call order, as soon as the response is known
   (``DBOS.reserve_step``), so their step numbers do not depend on which scheduler thread runs
-  first.
+  first;
+* output functions are wrapped so each call is one step (``zigai.output_function#<ordinal>:<name>``),
+  using the reserved step of its output-tool call or the next ordinal for native / prompted
+  output.
+
+With ``stream_events=True`` the steps also write the run's records to the DBOS stream
+``zigai.events`` (:mod:`zigai.durable.events`), and the model step calls the model's
+``stream``.
 
 A pause maps onto DBOS messaging: the workflow publishes the pending calls under the event
 ``zigai.pause`` and waits durably in ``DBOS.recv(topic="zigai.decisions")`` for the versioned
@@ -29,14 +38,15 @@ Requirements and honest limits:
 * dependencies (``deps``) stay process-local and are supplied again in every process;
 * a recorded step output is replayed as recorded: a tool call that the scheduler abandoned
   after its timeout but that finished (and was recorded) later replays as a success;
-* durable runs are buffered: the wrapped model refuses ``stream`` (:class:`DurableSetupError`).
+* the wrapped model refuses an agent-level ``stream`` (:class:`DurableSetupError`): a durable
+  run is followed through its result or its event stream.
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -52,18 +62,21 @@ from zigai.agent import (
     stringify_resume_decisions,
 )
 from zigai.durable.codec import (
+    decode_output_return,
     decode_response,
     decode_tool_output,
+    encode_output_return,
     encode_response,
     encode_tool_output,
 )
 from zigai.durable.errors import DurableApprovalTimedOut, DurableSetupError, DurableStepUnbound
+from zigai.durable.events import EVENTS_STREAM, model_records, response_record
 from zigai.durable.ids import StepCounter, StepId, StepScope
 from zigai.messages import Message, ResponseMessage, ToolCallPart
 from zigai.model import ModelRequest, StreamedResponse
+from zigai.output import OutputRunContext, OutputSpec
 from zigai.tool import Tool, ToolRunContext
 from zigai.tool.tool import ValidatedArgs
-from zigai.toolset import PreparedTool, Toolset
 
 __all__ = [
     "DurableAgent",
@@ -101,8 +114,9 @@ def _dbos() -> Any:
 class _Binding:
     """Per-workflow-execution state: the step counter and the reserved tool-call steps."""
 
-    def __init__(self, counter: StepCounter) -> None:
+    def __init__(self, counter: StepCounter, stream: bool = False) -> None:
         self.counter = counter
+        self.stream = stream
         self._reserved: dict[str, tuple[StepId, Any, contextvars.Context]] = {}
         self._lock = threading.Lock()
 
@@ -118,6 +132,11 @@ class _Binding:
                     self._reserved[part.tool_call_id] = (
                         self.counter.next(), DBOS.reserve_step(), contextvars.copy_context()
                     )
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` to the run's event stream when the agent streams events."""
+        if self.stream:
+            _dbos().write_stream(EVENTS_STREAM, record)
 
     def take(self, tool_call_id: str) -> tuple[StepId, Any, contextvars.Context]:
         with self._lock:
@@ -158,13 +177,25 @@ class _DurableModel:
         def body() -> str:
             token = _current_step.set(step)
             try:
-                return encode_response(self._inner.request(request))
+                if not self._binding.stream:
+                    return encode_response(self._inner.request(request))
+                return encode_response(self._streamed(request, step.ordinal))
             finally:
                 _current_step.reset(token)
 
         text = _dbos().run_step({"name": f"zigai.model_request#{step.ordinal}"}, body)
         response = decode_response(text)
         self._binding.reserve_calls(response)
+        return response
+
+    def _streamed(self, request: ModelRequest, ordinal: int) -> ResponseMessage:
+        write = self._binding.write
+        write({"kind": "model_request", "step": ordinal})
+        with self._inner.stream(request) as streamed:
+            for record in model_records(streamed, ordinal):
+                write(record)
+            response = streamed.response()
+        write(response_record(response, ordinal))
         return response
 
     def stream(self, request: ModelRequest) -> StreamedResponse:
@@ -177,10 +208,17 @@ def _durable_tool(tool: Tool, binding: _Binding) -> Tool:
 
         def body() -> str:
             token = _current_step.set(step)
+            ids = {"step": step.ordinal, "tool": ctx.tool_name, "tool_call_id": ctx.tool_call_id}
+            binding.write({"kind": "tool_call", **ids, "args": value})
             try:
-                return encode_tool_output(tool.execute(ValidatedArgs(arguments={}, value=value), ctx))
+                output = tool.execute(ValidatedArgs(arguments={}, value=value), ctx)
+            except Exception as exc:
+                binding.write({"kind": "tool_error", **ids, "error": f"{type(exc).__name__}: {exc}"})
+                raise
             finally:
                 _current_step.reset(token)
+            binding.write({"kind": "tool_result", **ids, "content": output.content})
+            return encode_tool_output(output)
 
         name = f"zigai.tool_call#{step.ordinal}:{tool.name}"
         return decode_tool_output(context.run(reservation.run, {"name": name}, body))
@@ -188,22 +226,39 @@ def _durable_tool(tool: Tool, binding: _Binding) -> Tool:
     return tool.replace(invoke=invoke)
 
 
-def _durable_toolset(toolset: Toolset, binding: _Binding) -> Toolset:
-    prepare = toolset.prepare
+def _durable_output(spec: OutputSpec, binding: _Binding) -> OutputSpec:
+    """``spec`` with every output function run as one step (``zigai.output_function#n:<name>``).
 
-    def wrap(entry: Tool | PreparedTool) -> Tool | PreparedTool:
-        if isinstance(entry, PreparedTool):
-            return replace(entry, tool=_durable_tool(entry.tool, binding))
-        return _durable_tool(entry, binding)
+    An output *tool* call already has the step its response reserved; a native or prompted
+    output takes the next ordinal when its function runs (on the run's path, after the model
+    step that produced it).
+    """
+    if not any(choice.function is not None for choice in spec.choices):
+        return spec
 
-    durable_prepare = None
-    if prepare is not None:
-        def durable_prepare(ctx: Any) -> Sequence[Tool | PreparedTool] | None:
-            chosen = prepare(ctx)
-            return None if chosen is None else [wrap(entry) for entry in chosen]
+    def durable(function: Callable[[OutputRunContext, Any], Any], name: str) -> Callable[[OutputRunContext, Any], Any]:
+        def run(ctx: OutputRunContext, value: Any) -> Any:
+            def body(step: StepId) -> str:
+                token = _current_step.set(step)
+                try:
+                    return encode_output_return(function(ctx, value))
+                finally:
+                    _current_step.reset(token)
 
-    return Toolset([_durable_tool(t, binding) for t in toolset.tools], namespace=toolset.namespace,
-                   prepare=durable_prepare, metadata=toolset.metadata)
+            if ctx.tool_call_id is not None:
+                step, reservation, context = binding.take(ctx.tool_call_id)
+                text = context.run(reservation.run, {"name": f"zigai.output_function#{step.ordinal}:{name}"},
+                                   body, step)
+            else:
+                step = binding.counter.next()
+                text = _dbos().run_step({"name": f"zigai.output_function#{step.ordinal}:{name}"}, body, step)
+            return decode_output_return(text)
+
+        return run
+
+    choices = tuple(replace(c, function=durable(c.function, c.name)) if c.function is not None else c
+                    for c in spec.choices)
+    return replace(spec, choices=choices)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +343,7 @@ class DurableAgent:
         namespace: str | None = None,
         scope: StepScope | None = None,
         approval_timeout_s: float = 24 * 3600.0,
+        stream_events: bool = False,
     ) -> None:
         if not isinstance(agent, Agent):
             raise DurableSetupError("DurableAgent needs a zigai Agent")
@@ -303,6 +359,7 @@ class DurableAgent:
         self._namespace = namespace
         self._scope = scope
         self._approval_timeout_s = approval_timeout_s
+        self._stream_events = bool(stream_events)
         DBOS = _dbos()
 
         def agent_workflow(prompt: str | None, history_json: str) -> str:
@@ -315,17 +372,31 @@ class DurableAgent:
         return self._name
 
     def _bound_agent(self, binding: _Binding) -> Agent:
+        # Agent.tool_wrapper runs last on every function tool of every step, whatever route
+        # brought it in (direct, toolset, MCP, capability, policy-prepared), so no route escapes.
+        inner = self._agent.tool_wrapper
+
+        def wrap(tool: Tool) -> Tool:
+            return _durable_tool(tool if inner is None else inner(tool), binding)
+
+        agent = self._agent
+        if agent.output_type is not None and agent._typed_output is None:
+            # Agent(output_type=fn): the output function lives in the derived spec, not in
+            # Agent.output, so hand the spec over explicitly and make each call a step too.
+            return replace(agent, model=_DurableModel(agent.model, binding), output_type=None, output_mode=None,
+                           output=_durable_output(agent._output_spec, binding), tool_wrapper=wrap)
         return replace(
-            self._agent,
-            model=_DurableModel(self._agent.model, binding),
-            tools=tuple(_durable_tool(t, binding) for t in self._agent.function_tools),
-            toolsets=tuple(_durable_toolset(t, binding) for t in self._agent.toolsets),
+            agent,
+            model=_DurableModel(agent.model, binding),
+            output=_durable_output(agent.output, binding),
+            tool_wrapper=wrap,
         )
 
     def _execute(self, prompt: str | None, history_json: str) -> str:
         DBOS = _dbos()
         workflow_id = DBOS.workflow_id
-        binding = _Binding(StepCounter(workflow_id, namespace=self._namespace, scope=self._scope))
+        binding = _Binding(StepCounter(workflow_id, namespace=self._namespace, scope=self._scope),
+                           self._stream_events)
         agent = self._bound_agent(binding)
         with history.parse(history_json) as owned:
             message_history = owned.messages
@@ -342,6 +413,9 @@ class DurableAgent:
                            "resolved": c.resolved} for c in calls],
             }))
             outcome.close()
+            if self._stream_events:
+                DBOS.write_stream(EVENTS_STREAM, {"kind": "paused", "round": round_,
+                                                  "tool_call_ids": [c.tool_call_id for c in calls]})
             decisions_json = DBOS.recv(DECISIONS_TOPIC, timeout_seconds=self._approval_timeout_s)
             if decisions_json is None:
                 raise DurableApprovalTimedOut(
@@ -352,8 +426,12 @@ class DurableAgent:
             outcome = agent.resume_run_json(state_json, decisions_json, deps=self._deps)
             round_ += 1
         with outcome.result as result:
-            return zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
+            text = zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
                                 "messages": history.stringify(result.all_messages())})
+            if self._stream_events:
+                DBOS.write_stream(EVENTS_STREAM, {"kind": "final", "output": result.output})
+                DBOS.close_stream(EVENTS_STREAM)
+            return text
 
     # -- application API ------------------------------------------------------------------
 
@@ -366,6 +444,19 @@ class DurableAgent:
         DBOS = _dbos()
         with SetWorkflowID(workflow_id):
             handle = DBOS.start_workflow(self._workflow, prompt, history.stringify(message_history))
+        return DurableHandle(workflow_id, handle)
+
+    def enqueue(self, prompt: str | None = None, *, workflow_id: str, queue: Any,
+                message_history: Sequence[Message] = ()) -> DurableHandle:
+        """Put the run on a DBOS ``Queue`` (declared in every worker before launch); a worker runs it.
+
+        From a process that does not run agents, use :meth:`DurableRuns.enqueue` instead.
+        """
+        from dbos import SetWorkflowID
+
+        StepId(workflow_id, 0)
+        with SetWorkflowID(workflow_id):
+            handle = queue.enqueue(self._workflow, prompt, history.stringify(message_history))
         return DurableHandle(workflow_id, handle)
 
     def run(self, prompt: str | None = None, *, workflow_id: str,
@@ -392,6 +483,15 @@ class DurableAgent:
                                    resolved=c.get("resolved", False) is True)
                       for c in value["calls"])
         return PendingApproval(workflow_id, value["round"], calls, value["state_json"])
+
+    def events(self, workflow_id: str, *, timeout_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """The run's event records as they are written, until the run ends (``stream_events=True``).
+
+        ``timeout_s`` bounds the wait for each next record (DBOS raises ``DBOSStreamTimeoutError``);
+        see :mod:`zigai.durable.events` for the records and what a consumer sees after a crash.
+        """
+        yield from _dbos().read_stream(workflow_id, EVENTS_STREAM, polling_interval_sec=0.05,
+                                       timeout_seconds=timeout_s)
 
     def send_decisions(self, workflow_id: str, decisions: Sequence[ResumeDecision]) -> None:
         """Deliver one decision per pending call to a paused run (durably, via DBOS.send)."""

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from zigai.errors import DurableError
 
-__all__ = ["DurableSetupError", "DurableStepUnbound", "DurableApprovalTimedOut"]
+__all__ = [
+    "DurableSetupError", "DurableStepUnbound", "DurableApprovalTimedOut", "DurableRunNotFound",
+    "DurableRunWaitTimedOut", "DurableRunCancelled",
+]
 
 
 class DurableSetupError(DurableError):
@@ -27,3 +30,27 @@ class DurableApprovalTimedOut(DurableError):
         super().__init__(message)
         self.workflow_id = workflow_id
         self.round = round
+
+
+class DurableRunNotFound(DurableError):
+    """No durable run with that workflow id exists in the system database."""
+
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
+
+
+class DurableRunWaitTimedOut(DurableError):
+    """A bounded wait for a durable run's result ended before the run did."""
+
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
+
+
+class DurableRunCancelled(DurableError):
+    """The durable run was cancelled; resume it to continue from its last completed step."""
+
+    def __init__(self, message: str, *, workflow_id: str = "") -> None:
+        super().__init__(message)
+        self.workflow_id = workflow_id
