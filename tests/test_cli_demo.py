@@ -108,6 +108,31 @@ def test_the_demo_cassette_is_read_by_the_kits_parser() -> None:
     assert message.payload == b'{"stopReason":"end_turn"}'
 
 
+def test_replay_answers_every_kind_of_mismatch_with_599_and_names_it() -> None:
+    import urllib3
+
+    text = ("version: 1\ninteractions:\n"
+            "- request: {method: POST, uri: 'http://x/j?q=1', body: {type: json, content: {a: 1}}}\n"
+            "  response: {status: 200, body: {type: text, content: ok}}\n"
+            "- request: {method: POST, uri: 'http://x/t', body: {type: text, content: hello}}\n"
+            "  response: {status: 201}\n")
+    http = urllib3.PoolManager()
+    with ReplayServer(load_exchanges(text)) as server:
+        def send(path: str, body: bytes, method: str = "POST") -> tuple[int, bytes]:
+            reply = http.request(method, server.base_url + path, body=body, retries=False)
+            return reply.status, reply.data
+
+        assert send("/j", b"{}") == (599, b"expected POST /j?q=1, got POST /j")
+        assert send("/j?q=1", b"{not json") == (599, b"request body is not JSON")
+        assert send("/j?q=1", b'{"a": 1.0}')[0] == 599  # types matter
+        assert send("/j?q=1", b'{"a": 1}') == (200, b"ok")
+        assert send("/t", b"hello!") == (599, b"request #1 text body differs from the cassette")
+        assert send("/t", b"hello") == (201, b"")
+        assert send("/t", b"hello") == (599, b"unexpected extra request POST /t")
+        with pytest.raises(CassetteReplayError, match="got POST /j;.*not JSON;.*body differs.*extra request"):
+            server.check()
+
+
 def test_replay_refuses_an_oversized_or_smuggled_request_before_reading_it() -> None:
     import socket
 

@@ -266,6 +266,10 @@ def test_reports_give_each_verdict_in_json_and_junit(tmp_path: Path) -> None:
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " body: {type: yaml, content: x}}}]\n", "body type must be"),
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: text, content: [x]}}}]\n", "a text body's content must be a string"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: none, content: x}}}]\n", "a body of type none has no content"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " body: {type: json, content: {1: x}}}}]\n", "non-string key"),
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " headers: [x]}}]\n", "headers must be a mapping"),
