@@ -18,6 +18,7 @@ from zigai.agent_spec import (
     Catalogs,
     InvalidAgentSpec,
     MissingEnvironment,
+    ModelRef,
     ProviderEntry,
     ProviderValidationFailed,
     UnresolvedReference,
@@ -30,6 +31,7 @@ from zigai.agent_spec import (
 )
 from zigai.capability import Capability
 from zigai.mcp import McpConnectionFailed
+from zigai.models import MissingCredentials
 from zigai.reflect import tool as reflect_tool
 from zigai.retry import RetryPolicy
 from zigai.testing import TestModel
@@ -403,3 +405,48 @@ def test_a_duplicate_inside_a_list_of_objects_is_located() -> None:
     error = error_for('{"version": 1, "model": {"provider": "test", "name": "a"}, '
                       '"mcp_servers": [{"name": "a", "command": ["x"]}, {"name": "b", "name": "c"}]}', "json")
     assert error.path == "$.mcp_servers[1].name"
+
+
+ARN = "arn:aws:bedrock:eu-central-1:123456789012:inference-profile/eu.anthropic.claude-sonnet-4-6"
+
+
+@pytest.mark.parametrize(
+    ("name", "env", "region"),
+    [
+        (ARN, {}, "eu-central-1"),  # signed: the ARN's region, no variable needed
+        ("anthropic.claude-sonnet-4-6", {"AWS_PROFILE": "work"}, "eu-west-3"),  # the profile's region
+        ("anthropic.claude-sonnet-4-6", {"AWS_PROFILE": "work", "AWS_DEFAULT_REGION": "us-east-2"}, "us-east-2"),
+        (ARN, {"AWS_REGION": "us-west-2"}, "eu-central-1"),  # the ARN comes first
+        ("anthropic.claude-sonnet-4-6", {}, None),  # nowhere: the named error
+        ("anthropic.claude-sonnet-4-6", {"AWS_PROFILE": "bare"}, None),  # a profile without a region
+        (ARN, {"AWS_BEARER_TOKEN_BEDROCK": "bedrock-key"}, None),  # an API key reads only the variables
+        (ARN, {"AWS_BEARER_TOKEN_BEDROCK": "bedrock-key", "AWS_REGION": "us-west-2"}, "us-west-2"),
+    ],
+)
+def test_a_bedrock_converse_spec_validates_exactly_when_infer_model_finds_a_region(
+        name: str, env: dict[str, str], region: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spec validation asks the model-string builder's own region rule (issue 36 follow-up):
+    an ARN model id or the AWS profile's region count without AWS_REGION, as in infer_model."""
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws of the machine running the test
+    config = tmp_path / "config"
+    config.write_text("[profile work]\nregion = eu-west-3\n[profile bare]\noutput = json\n", encoding="utf-8")
+    env = {"AWS_CONFIG_FILE": str(config), **env}
+    spec = parse(f"version: 1\nmodel: {{provider: bedrock_converse, name: '{name}'}}\n")
+    if region is None:
+        with pytest.raises(MissingEnvironment) as info:
+            validate_resolution(spec, catalogs(), env)
+        assert info.value.variables == ("AWS_REGION or AWS_DEFAULT_REGION",)
+        with pytest.raises(MissingCredentials, match="AWS_REGION or AWS_DEFAULT_REGION"):
+            model_string_factory(ModelRef("bedrock_converse", name), env)
+        return
+    plan = validate_resolution(spec, catalogs(), env)
+    assert {"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE"} <= set(plan.environment)
+    built = model_string_factory(plan.model, {k: v for k, v in env.items() if k in plan.environment})
+    assert built.provider.region == region
+
+
+def test_a_bad_bedrock_converse_region_is_a_provider_validation_failure() -> None:
+    spec = parse("version: 1\nmodel: {provider: bedrock_converse, name: m}\n")
+    with pytest.raises(ProviderValidationFailed, match="cannot serve model 'm'") as info:
+        validate_resolution(spec, catalogs(), {"AWS_REGION": "not a region!"})
+    assert info.value.path == "$.model"

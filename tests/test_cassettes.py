@@ -348,6 +348,25 @@ def test_invalid_cassettes_are_rejected(text: str, message: str) -> None:
         parse_cassette(text)
 
 
+def test_test_support_reads_cassettes_with_the_kits_parser_and_its_limits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken YAML, a hostile number and an oversized file all fail as a CassetteFormatError
+    (a test failure naming the file), the limits of zigai.conformance.cassette included."""
+    from zigai.conformance import cassette as kit
+
+    with pytest.raises(CassetteFormatError, match="^broken.yaml: not YAML"):
+        parse_cassette("{unclosed\n", "broken.yaml")
+    with pytest.raises(CassetteFormatError, match="base-60"):
+        parse_cassette("version: 1:0:0\ninteractions: []\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(CASSETTE, encoding="utf-8")
+    monkeypatch.setattr(kit, "MAX_CASSETTE_BYTES", len(CASSETTE.encode()))
+    assert load_cassette(path)  # exactly at the limit
+    path.write_text(CASSETTE + " ", encoding="utf-8")
+    with pytest.raises(CassetteFormatError, match="larger than"):
+        load_cassette(path)
+
+
 # ------------------------------------------------------------------------------ recording
 
 

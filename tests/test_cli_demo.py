@@ -82,6 +82,57 @@ def test_malformed_cassette_is_rejected() -> None:
         load_exchanges("version: 1\ninteractions:\n- request: {method: GET}\n  response: {status: 200}\n")
 
 
+def test_the_demo_cassette_is_read_by_the_kits_parser() -> None:
+    """One parser: the demo refuses what the conformance kit refuses (a sensitive header, an
+    empty recording) and serves what it reads (an AWS event stream, framed again)."""
+    from zigai.conformance.cassette import parse_cassette
+
+    text = cassette_text()
+    assert load_exchanges(text) == parse_cassette(text)
+    head = "version: 1\ninteractions:\n- request: {method: GET, uri: 'http://x/'}\n  response: {status: 200"
+    with pytest.raises(CassetteReplayError, match="sensitive header 'set-cookie'"):
+        load_exchanges(head + ", headers: {set-cookie: ['s=1']}}\n", "c.yaml")
+    with pytest.raises(CassetteReplayError, match="non-empty list"):
+        load_exchanges("version: 1\ninteractions: []\n")
+    stream = load_exchanges(head + ", body: {type: eventstream, content: [{headers: {':event-type': messageStop},"
+                            " payload: {stopReason: end_turn}}]}}\n")
+    with ReplayServer(stream) as server:
+        import urllib3
+
+        from zigai.providers.eventstream import iter_messages
+
+        reply = urllib3.PoolManager().request("GET", server.base_url + "/")
+        server.check()
+    (message,) = iter_messages([reply.data])
+    assert dict(message.headers) == {":event-type": "messageStop"}
+    assert message.payload == b'{"stopReason":"end_turn"}'
+
+
+def test_replay_answers_every_kind_of_mismatch_with_599_and_names_it() -> None:
+    import urllib3
+
+    text = ("version: 1\ninteractions:\n"
+            "- request: {method: POST, uri: 'http://x/j?q=1', body: {type: json, content: {a: 1}}}\n"
+            "  response: {status: 200, body: {type: text, content: ok}}\n"
+            "- request: {method: POST, uri: 'http://x/t', body: {type: text, content: hello}}\n"
+            "  response: {status: 201}\n")
+    http = urllib3.PoolManager()
+    with ReplayServer(load_exchanges(text)) as server:
+        def send(path: str, body: bytes, method: str = "POST") -> tuple[int, bytes]:
+            reply = http.request(method, server.base_url + path, body=body, retries=False)
+            return reply.status, reply.data
+
+        assert send("/j", b"{}") == (599, b"expected POST /j?q=1, got POST /j")
+        assert send("/j?q=1", b"{not json") == (599, b"request body is not JSON")
+        assert send("/j?q=1", b'{"a": 1.0}')[0] == 599  # types matter
+        assert send("/j?q=1", b'{"a": 1}') == (200, b"ok")
+        assert send("/t", b"hello!") == (599, b"request #1 text body differs from the cassette")
+        assert send("/t", b"hello") == (201, b"")
+        assert send("/t", b"hello") == (599, b"unexpected extra request POST /t")
+        with pytest.raises(CassetteReplayError, match="got POST /j;.*not JSON;.*body differs.*extra request"):
+            server.check()
+
+
 def test_replay_refuses_an_oversized_or_smuggled_request_before_reading_it() -> None:
     import socket
 

@@ -266,6 +266,10 @@ def test_reports_give_each_verdict_in_json_and_junit(tmp_path: Path) -> None:
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " body: {type: yaml, content: x}}}]\n", "body type must be"),
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: text, content: [x]}}}]\n", "a text body's content must be a string"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
+         " body: {type: none, content: x}}}]\n", "a body of type none has no content"),
+        ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " body: {type: json, content: {1: x}}}}]\n", "non-string key"),
         ("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
          " headers: [x]}}]\n", "headers must be a mapping"),
@@ -453,6 +457,29 @@ def test_cassette_files_are_bounded_and_must_be_utf8(tmp_path: Path, monkeypatch
     with pytest.raises(InvalidCassette, match="must map a string name to strings"):
         parse_cassette("version: 1\ninteractions: [{request: {method: GET, uri: /}, response: {status: 200,"
                        " headers: {x-a: [1]}}}]\n")
+
+
+def test_cassette_numbers_are_bounded_before_they_are_built() -> None:
+    """The one cassette parser reads YAML with the bounded loader: a base-60 or overlong number
+    is refused as an invalid cassette rather than built (quadratic time, or a crash)."""
+    one = "interactions: [{request: {method: GET, uri: /}, response: {status: 200}}]\n"
+    assert len(parse_cassette("version: 1\n" + one)) == 1
+    with pytest.raises(InvalidCassette, match="base-60"):
+        parse_cassette("version: 1:0:0\n" + one, "c.yaml")
+    limit = "9" * 128  # MAX_NUMBER_CHARS: still read (and refused as a status), one more is not
+    with pytest.raises(InvalidCassette, match="invalid status"):
+        parse_cassette(one.replace("status: 200", f"status: {limit}").replace("interactions", "version: 1\ninteractions"))
+    with pytest.raises(InvalidCassette, match="129 characters"):
+        parse_cassette(one.replace("status: 200", f"status: {limit}9").replace("interactions", "version: 1\ninteractions"))
+
+
+def test_a_session_url_header_with_anything_after_redacted_is_refused() -> None:
+    text = ("version: 1\ninteractions: [{request: {method: POST, uri: /}, response: {status: 200, headers: "
+            "{x-goog-upload-url: ['https://x.test/upload/v1/files/REDACTED']}}}]\n")
+    assert parse_cassette(text)[0].response_headers[0][1].endswith("/REDACTED")
+    for tail in ("#abc123", "?upload_id=abc123", "/abc123"):
+        with pytest.raises(InvalidCassette, match="sensitive header 'x-goog-upload-url'"):
+            parse_cassette(text.replace("REDACTED", "REDACTED" + tail))
 
 
 def test_framing_headers_of_a_recording_are_replaced_and_unrouted_requests_are_capped() -> None:

@@ -622,6 +622,33 @@ def test_vercel_endpoint_serves_the_ui_message_stream_and_approvals() -> None:
     assert ui_agents.PUBLISHED == ["Oslo"]
 
 
+def test_a_cancelled_vercel_stream_ends_with_abort_not_an_error() -> None:
+    """The AI SDK ends a stream whose abort signal fired with an ``abort`` chunk (no ``error``,
+    no ``finish``); a run cancelled through ``runs/<id>/cancel`` ends the same way."""
+    from support.ui_agents import cancelling_agent
+
+    app = ui_app(cancelling_agent(), "vercel")
+    with LocalServer(app) as server:
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "work"}]}
+        response = post(server.url, "/", {"id": "chat-c", "messages": [user]})
+        run_id = response.getheader("X-Zigai-Run-Id")
+        seen = b""
+        while b"Working on it" not in seen:  # cancel once the first text reached the client
+            line = response.readline()
+            assert line, seen
+            seen += line
+        assert post(server.url, f"/runs/{run_id}/cancel", b"{}").status == 202
+        rest = response.read().decode()
+        assert app.wait(run_id, 10)
+    chunks = [json.loads(line[6:]) for line in (seen.decode() + rest).splitlines() if line.startswith("data: {")]
+    assert rest.rstrip().endswith("data: [DONE]")
+    assert chunks[-1] == {"type": "abort", "reason": "cancelled by the client"}
+    assert {"type": "text-delta", "id": chunks[-2]["id"], "delta": "Working on it"} in chunks
+    assert not {"error", "finish"} & {c["type"] for c in chunks}
+    encoder = VercelEncoder()
+    assert encoder.encode(RunFailure("t", "r", "stopped", "Cancelled")) == [{"type": "abort", "reason": "stopped"}]
+
+
 def test_vercel_external_results_answer_by_call_id() -> None:
     schema = {"type": "object", "properties": {"q": {"type": "string"}}}
 

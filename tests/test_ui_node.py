@@ -150,3 +150,17 @@ def test_ai_sdk_reader_yields_text_tool_parts_and_finish() -> None:
                 "document application/pdf https://example.com/spec.pdf"}]
     assert report["failing"]["errors"] == [
         "Error: RequestLimitExceeded: the next model request would exceed max_requests=1"]
+
+
+def test_ai_sdk_reads_a_cancelled_vercel_stream_as_aborted_not_failed() -> None:
+    """The client cancels through ``runs/<id>/cancel`` after the first text: the ``ai``
+    package's transport accepts the ``abort`` chunk (its chunk schema), its reader reports no
+    error and keeps the partial text, and nothing follows the abort (as in ``streamText``)."""
+    cancelled = run_peer("vercel_client.mjs", "vercel")["cancelled"]
+    assert cancelled["cancel"] == 202
+    assert [c["type"] for c in cancelled["chunks"]] == [
+        "start", "start-step", "text-start", "text-delta", "abort"]
+    assert cancelled["chunks"][-1] == {"type": "abort", "reason": "cancelled by the client"}
+    assert cancelled["errors"] == []
+    parts = [p for p in cancelled["message"]["parts"] if p["type"] != "step-start"]
+    assert parts == [{"type": "text", "text": "Working on it", "state": "streaming"}]

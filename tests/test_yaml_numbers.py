@@ -87,7 +87,7 @@ def test_a_cassette_with_a_hostile_number_is_a_cassette_error(tmp_path: Path) ->
     target.write_text("version: 1:0:0\ninteractions: []\n")
     with pytest.raises(CassetteReplayError, match="base-60"):
         load_exchanges(target.read_text())
-    with pytest.raises(CassetteReplayError, match="not a readable YAML cassette"):
+    with pytest.raises(CassetteReplayError, match="not YAML, so not a readable cassette"):
         load_exchanges("version: [1\n")
 
 

@@ -19,8 +19,8 @@ Invariants:
   YAML 1.1's base-60 form (``1:30``), whose construction costs quadratic time in its length.
   A plain scalar longer than that made only of characters a number can contain is refused
   without running YAML's resolver over it; quote such a value to keep it as a string.
-  :func:`bounded_loader` gives the same bound to zigai's looser YAML readers (the demo
-  cassette, skill front matter);
+  :func:`bounded_loader` gives the same bound to zigai's looser YAML readers (cassettes,
+  :mod:`zigai.conformance.cassette`, and skill front matter);
 * the caller's ``fail(path, what)`` builds every error, so each format keeps its own named
   error class; a parse error or runaway nesting is reported at ``$``;
 * ``pyyaml`` is imported only when a YAML document is read (``import zigai`` stays free
@@ -71,13 +71,14 @@ def number_problem(tag: str, text: str) -> str | None:
 
 
 def bounded_loader() -> Any:
-    """A ``yaml.SafeLoader`` subclass whose ints and floats pass :func:`number_problem` first.
+    """A safe loader (libyaml's ``CSafeLoader`` when pyyaml has it, else ``yaml.SafeLoader``)
+    whose ints and floats pass :func:`number_problem` before they are built.
 
     A refused number raises ``yaml.constructor.ConstructorError`` (a ``yaml.YAMLError``).
     """
     import yaml
 
-    class NumberBoundedLoader(yaml.SafeLoader):
+    class NumberBoundedLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.ScalarNode):
                 problem = number_problem(node.tag, node.value)

@@ -47,4 +47,38 @@ report.files = await send("files", [{ id: "u1", role: "user", parts: [
   { type: "file", mediaType: "application/pdf", filename: "spec.pdf", url: "https://example.com/spec.pdf" },
 ] }], "chat-files");
 
+// A run the client cancels (POST runs/<run id>/cancel once the first text arrived; the run id
+// is the start chunk's messageId without "-msg"). `raw` is the transport's chunk stream, each
+// chunk already checked against the package's UI message chunk schema.
+async function cancelled(name, chatId) {
+  const transport = new DefaultChatTransport({ api: `${base}/${name}/` });
+  const stream = await transport.sendMessages({
+    chatId, messages: [user("Work slowly", "u1")], trigger: "submit-message", messageId: undefined,
+    abortSignal: undefined,
+  });
+  const [raw, forReader] = stream.tee();
+  const errors = [];
+  const reading = (async () => {
+    let last = null;
+    for await (const current of readUIMessageStream({ stream: forReader, onError: (e) => errors.push(String(e)) })) {
+      last = structuredClone(current);
+    }
+    return last;
+  })();
+  const chunks = [];
+  let cancel = null;
+  for await (const chunk of raw) {
+    chunks.push(chunk);
+    if (chunk.type === "text-delta" && cancel === null) {
+      const run = chunks.find((c) => c.type === "start").messageId.replace(/-msg$/, "");
+      const answer = await fetch(`${base}/${name}/runs/${run}/cancel`, {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: "{}",
+      });
+      cancel = answer.status;
+    }
+  }
+  return { chunks, cancel, message: await reading, errors };
+}
+report.cancelled = await cancelled("cancelling", "chat-cancel");
+
 process.stdout.write(JSON.stringify(report));

@@ -6,6 +6,9 @@ Format (``version: 1``)::
     - request:  {method, uri, headers: {}, body: {type: json|text, content} | {type: none}}
       response: {status, headers: {name: [values]}, body: {type: json|text, content} | {type: none}}
 
+Parsing is :mod:`zigai.conformance.cassette`'s (the one cassette parser; its ``Body`` and
+``Interaction`` are the values here), with :class:`InvalidCassette` raised again as
+:class:`CassetteFormatError` so pytest reports a bad recording as a test failure.
 ``body: {type: none}`` (or no ``body`` key) records an exchange without a body: GET and DELETE
 requests, or a response that sent none (Google's resumable-upload start).  A binary AWS EventStream
 response (``application/vnd.amazon.eventstream``) is recorded as ``{type: eventstream, content:
@@ -24,19 +27,25 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
 from support.mock_transport import respond_buffered, respond_streamed
-from zigai.conformance.cassette import Body as KitBody
-from zigai.conformance.cassette import InvalidCassette, check_event_messages
+from zigai.conformance import cassette as kit
+from zigai.conformance.cassette import (
+    Body,
+    Interaction,
+    InvalidCassette,
+    check_event_messages,
+    json_diff,
+    strict_json_equal,
+)
 from zigai.security import is_sensitive_header_name, redact_bytes, redact_text
 from zigai.transport import (
     Headers,
@@ -72,29 +81,6 @@ class CassetteFormatError(CassetteError):
 
 class CassetteMismatch(CassetteError):
     """A request did not match the next recorded interaction, or interactions were left over."""
-
-
-@dataclass(frozen=True, slots=True)
-class Body:
-    type: Literal["json", "text", "eventstream"]
-    content: Any
-
-    def to_bytes(self) -> bytes:
-        if self.type == "json":
-            return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
-        if self.type == "eventstream":  # framed as zigai's conformance server frames it
-            return KitBody("eventstream", self.content).to_bytes()
-        return str(self.content).encode()
-
-
-@dataclass(frozen=True, slots=True)
-class Interaction:
-    method: str
-    uri: str
-    request_body: Body | None
-    status: int
-    response_headers: tuple[tuple[str, str], ...]
-    response_body: Body | None
 
 
 # ------------------------------------------------------------------------------ filters
@@ -139,21 +125,6 @@ class CassetteFilters:
 # ------------------------------------------------------------------------------ comparison
 
 
-def strict_json_equal(a: Any, b: Any) -> bool:
-    """JSON value equality where types matter (``1``, ``1.0`` and ``True`` all differ)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(strict_json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(strict_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def _pretty(value: Any) -> list[str]:
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-
-
 def _diff(expected: list[str], actual: list[str]) -> str:
     lines = difflib.unified_diff(expected, actual, "recorded", "actual", lineterm="")
     return "\n".join(lines)
@@ -162,124 +133,19 @@ def _diff(expected: list[str], actual: list[str]) -> str:
 # ------------------------------------------------------------------------------ loading
 
 
-def _check_json_value(value: Any, where: str) -> None:
-    if value is None or isinstance(value, (bool, int, str)):
-        return
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise CassetteFormatError(f"{where}: non-finite number")
-        return
-    if isinstance(value, list):
-        for item in value:
-            _check_json_value(item, where)
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise CassetteFormatError(f"{where}: non-string key {key!r}")
-            _check_json_value(item, where)
-        return
-    raise CassetteFormatError(f"{where}: {type(value).__name__} is not a JSON value")
-
-
-def _body(raw: Any, where: str) -> Body | None:
-    if raw is None:
-        return None
-    if isinstance(raw, dict) and raw.get("type") == "none":
-        if set(raw) != {"type"}:
-            raise CassetteFormatError(f"{where}: a body of type none has no content")
-        return None
-    if not isinstance(raw, dict) or set(raw) != {"type", "content"}:
-        raise CassetteFormatError(f"{where}: body must be {{type, content}}")
-    kind = raw["type"]
-    if kind == "json":
-        _check_json_value(raw["content"], where)
-        return Body("json", raw["content"])
-    if kind == "text":
-        if not isinstance(raw["content"], str):
-            raise CassetteFormatError(f"{where}: text body content must be a string")
-        return Body("text", raw["content"])
-    if kind == "eventstream" and where.endswith("response"):
-        try:
-            return Body("eventstream", check_event_messages(raw["content"], where))
-        except InvalidCassette as exc:
-            raise CassetteFormatError(str(exc)) from None
-    raise CassetteFormatError(f"{where}: unknown body type {kind!r}")
-
-
-# Session-URL headers a recorder may keep once it has replaced the session id with REDACTED
-# (the spec's "map resumable-upload session URLs to deterministic values").
-_REDACTED_SESSION_URL_HEADERS = frozenset({"x-goog-upload-url"})
-
-
-def _is_redacted_session_url(name: str, value: str) -> bool:
-    if name.lower() not in _REDACTED_SESSION_URL_HEADERS:
-        return False
-    parts = urlsplit(value)
-    return not parts.query and not parts.fragment and parts.path.rsplit("/", 1)[-1] == "REDACTED"
-
-
-def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict):
-        raise CassetteFormatError(f"{where}: headers must be a mapping")
-    pairs = []
-    for name, values in raw.items():
-        if not isinstance(name, str):
-            raise CassetteFormatError(f"{where}: header name {name!r} is not a string")
-        for value in values if isinstance(values, list) else [values]:
-            if not isinstance(value, str):
-                raise CassetteFormatError(f"{where}: header {name!r} value must be a string")
-            if is_sensitive_header_name(name) and not _is_redacted_session_url(name, value):
-                raise CassetteFormatError(f"{where}: sensitive header {name!r} is refused in cassettes")
-            pairs.append((name, value))
-    return tuple(pairs)
-
-
-def _exact_keys(raw: Any, required: set[str], optional: set[str], where: str) -> dict[str, Any]:
-    if not isinstance(raw, dict):
-        raise CassetteFormatError(f"{where}: expected a mapping")
-    missing, extra = required - set(raw), set(raw) - required - optional
-    if missing or extra:
-        raise CassetteFormatError(f"{where}: missing {sorted(missing)}, unexpected {sorted(extra)}")
-    return raw
-
-
 def parse_cassette(text: str, source: str = "<cassette>") -> tuple[Interaction, ...]:
-    document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    document = _exact_keys(document, {"version", "interactions"}, set(), source)
-    if document["version"] != 1 or isinstance(document["version"], bool):
-        raise CassetteFormatError(f"{source}: unsupported version {document['version']!r}")
-    if not isinstance(document["interactions"], list):
-        raise CassetteFormatError(f"{source}: interactions must be a list")
-    interactions = []
-    for index, item in enumerate(document["interactions"]):
-        where = f"{source} interaction #{index}"
-        item = _exact_keys(item, {"request", "response"}, set(), where)
-        request = _exact_keys(item["request"], {"method", "uri"}, {"headers", "body"}, where)
-        response = _exact_keys(item["response"], {"status"}, {"headers", "body"}, where)
-        _headers(request.get("headers"), f"{where} request")
-        if not isinstance(request["method"], str) or not isinstance(request["uri"], str):
-            raise CassetteFormatError(f"{where}: method and uri must be strings")
-        status = response["status"]
-        if isinstance(status, bool) or not isinstance(status, int) or not 100 <= status <= 599:
-            raise CassetteFormatError(f"{where}: invalid status {status!r}")
-        interactions.append(
-            Interaction(
-                method=request["method"],
-                uri=request["uri"],
-                request_body=_body(request.get("body"), f"{where} request"),
-                status=status,
-                response_headers=_headers(response.get("headers"), f"{where} response"),
-                response_body=_body(response.get("body"), f"{where} response"),
-            )
-        )
-    return tuple(interactions)
+    """The kit's parser (:func:`zigai.conformance.cassette.parse_cassette`), failing as a test."""
+    try:
+        return kit.parse_cassette(text, source)
+    except InvalidCassette as exc:
+        raise CassetteFormatError(str(exc)) from None
 
 
 def load_cassette(path: str | Path) -> tuple[Interaction, ...]:
-    return parse_cassette(Path(path).read_text(encoding="utf-8"), source=str(path))
+    try:
+        return kit.load_cassette(path)
+    except InvalidCassette as exc:
+        raise CassetteFormatError(str(exc)) from None
 
 
 # ------------------------------------------------------------------------------ dumping
@@ -418,7 +284,7 @@ class ReplayTransport:
             raise CassetteMismatch(f"{where}: request body is not JSON but JSON was recorded") from None
         value = self.filters.apply_json(value)
         if not strict_json_equal(value, expected.content):
-            diff = _diff(_pretty(expected.content), _pretty(value))
+            diff = json_diff(expected.content, value)
             raise CassetteMismatch(f"{where}: JSON body mismatch (types matter)\n{diff}")
 
     def _reply(self, request: TransportRequest) -> tuple[int, Headers, bytes]:

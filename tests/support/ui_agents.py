@@ -145,8 +145,21 @@ def files_agent() -> Agent:
     return Agent(FunctionModel(stream_function=stream, model_name="scripted-files"))
 
 
-# served by the router too, but they need a client that sends frontend tools or files
-CLIENT_TOOL_SCENARIOS = {"frontend": frontend_agent, "files": files_agent}
+def cancelling_agent() -> Agent:
+    """Streams a first sentence, then waits (30 s at most) for the client to cancel the run;
+    the next event checks the run control, so a cancel ends the run with ``Cancelled``."""
+
+    def stream(messages: tuple[Any, ...], info: Any) -> Iterator[Any]:
+        yield "Working on it"
+        info.request.control.token.wait(30)
+        yield " and done."
+
+    return Agent(FunctionModel(stream_function=stream, model_name="scripted-cancel"))
+
+
+# served by the router too, but they need a client that sends frontend tools or files, or
+# that cancels the run
+CLIENT_TOOL_SCENARIOS = {"frontend": frontend_agent, "files": files_agent, "cancelling": cancelling_agent}
 
 
 def router(protocol: str, **options: Any) -> Any:

@@ -4,7 +4,11 @@
 :class:`~zigai.agent_spec.resolve.ProviderEntry` (variable names only) plus ``test``;
 :func:`model_string_factory` builds the model with :func:`zigai.models.infer_model` from the
 allowlisted environment it is given.  Neither imports a provider adapter: ``infer_model``
-loads exactly the adapter a resolved spec names, when the factory is called.
+loads exactly the adapter a resolved spec names, when the factory is called.  The one exception
+is the ``bedrock_converse`` region check, which asks
+:func:`zigai.models.infer.bedrock_converse_region` (the rule the factory applies, so a spec
+validates exactly when its model can be built) and so loads the Bedrock adapter when a spec
+naming that provider is validated.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ _REQUIRED: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "azure_openai": (("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE"),),
     "azure_openai_responses": (("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_RESOURCE"),),
     "bedrock": (("AWS_REGION", "AWS_DEFAULT_REGION"),),
-    "bedrock_converse": (("AWS_REGION", "AWS_DEFAULT_REGION"),),
     "snowflake": (("SNOWFLAKE_ACCOUNT",),),
 }
 
@@ -35,6 +38,22 @@ def _validator(provider: str) -> Any:
 
         parse_model_string(f"{provider}:{model.name}")
     return validate
+
+
+def _bedrock_converse_missing(model: ModelRef, visible: Mapping[str, str]) -> tuple[str, ...]:
+    from zigai.models import MissingCredentials
+    from zigai.models.infer import bedrock_converse_region
+
+    api_key = bool(model.api_key_env) or bool(visible.get("AWS_BEARER_TOKEN_BEDROCK"))
+    try:
+        bedrock_converse_region(model.name, visible, api_key=api_key)
+    except MissingCredentials as exc:
+        return (" or ".join(exc.variables),)
+    return ()
+
+
+# Requirements a fixed group of variables cannot state (see ProviderEntry.missing_env).
+_MISSING_ENV: Mapping[str, Any] = {"bedrock_converse": _bedrock_converse_missing}
 
 
 def _loopback(variable: str) -> Any:
@@ -57,6 +76,7 @@ def model_string_catalog() -> dict[str, ProviderEntry]:
             credentials=spec.credentials, required_env=required, optional_env=optional,
             validate=_validator(name),
             credential_optional=_loopback(spec.local_base_url) if spec.local_base_url else None,
+            missing_env=_MISSING_ENV.get(name),
         )
     return catalog
 

@@ -73,7 +73,11 @@ class ProviderEntry:
     configuration needs none (it sees only the ``required_env``/``optional_env`` values, never
     a credential); each ``required_env`` group is a tuple of alternatives; ``optional_env``
     are further names the factory may read; ``validate`` is the secret-free check of the model
-    reference (raise any exception to refuse it).
+    reference (raise any exception to refuse it); ``missing_env`` covers a requirement a fixed
+    group cannot state: given the model reference (``${VAR}`` substituted) and the same
+    non-credential values, it returns what is still missing, each entry alternatives joined by
+    ``" or "`` (zigai's catalog uses it for the Bedrock Converse region, which may also come
+    from an ARN model id or the AWS profile).
     """
 
     credentials: tuple[str, ...] = ()
@@ -81,6 +85,7 @@ class ProviderEntry:
     optional_env: tuple[str, ...] = ()
     validate: Callable[[ModelRef], None] | None = None
     credential_optional: Callable[[Mapping[str, str]], bool] | None = None
+    missing_env: Callable[[ModelRef, Mapping[str, str]], tuple[str, ...]] | None = None
 
     def credential_names(self, model: ModelRef) -> tuple[str, ...]:
         return (model.api_key_env,) if model.api_key_env else self.credentials
@@ -254,13 +259,18 @@ def _check_registry(capabilities: tuple[ResolvedCapability, ...], limits: Capabi
         raise located from None
 
 
+def _settings(model: ModelRef, entry: ProviderEntry, env: Mapping[str, str]) -> dict[str, str]:
+    """The set, non-credential values of the names ``entry`` reads (what its hooks may see)."""
+    return {n: env[n] for n in entry.readable(model) - set(entry.credential_names(model)) if env.get(n)}
+
+
 def _missing(spec: AgentSpec, entry: ProviderEntry, env: Mapping[str, str]) -> list[str]:
     def present(name: str) -> bool:
         return bool(env.get(name))
 
     missing: list[str] = []
     needed = entry.credential_names(spec.model)
-    visible = {n: env[n] for n in entry.readable(spec.model) - set(needed) if present(n)}
+    visible = _settings(spec.model, entry, env)
     optional = entry.credential_optional is not None and entry.credential_optional(visible)
     if needed and not optional and not any(present(n) for n in needed):
         missing.append(" or ".join(needed))
@@ -303,6 +313,15 @@ def validate_resolution(spec: Owned | AgentSpec, catalogs: Catalogs,
         except Exception as exc:
             raise ProviderValidationFailed(
                 f"$.model: provider {model.provider!r} refused model {model.name!r}: {exc}") from None
+    if entry.missing_env is not None:
+        try:
+            still = entry.missing_env(model, _settings(model, entry, environment))
+        except Exception as exc:
+            raise ProviderValidationFailed(
+                f"$.model: provider {model.provider!r} cannot serve model {model.name!r}: {exc}") from None
+        if still:
+            raise MissingEnvironment(f"$: set these environment variables: {', '.join(still)}",
+                                     variables=tuple(still))
     return ResolutionPlan(
         provider=model.provider, model=model,
         instructions=tuple(_substitute(text, view) for text in document.instructions),

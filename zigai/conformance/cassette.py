@@ -2,7 +2,10 @@
 
 Job
     Parse one recording (YAML, safe loader) into :class:`Interaction` values, compare a live
-    request body with a recorded one, and describe the first difference as a JSON diff.
+    request body with a recorded one, and describe the first difference as a JSON diff.  This
+    is zigai's one cassette parser: the conformance server, ``zigai demo``
+    (:mod:`zigai.cli.replay`) and the test suite's replay/recording transports all read
+    recordings through it and wrap :class:`InvalidCassette` in their own named errors.
 
 Bodies
     ``json`` (a value), ``text`` (exact characters; SSE streams keep their lines and blank-line
@@ -16,7 +19,8 @@ Invariants
       of a recording) raise :class:`InvalidCassette` naming the file and interaction.
     * JSON values compare with their types: ``1``, ``1.0`` and ``true`` all differ, key order
       does not matter.
-    * A cassette file is read only up to :data:`MAX_CASSETTE_BYTES`.
+    * A cassette file is read only up to :data:`MAX_CASSETTE_BYTES`; YAML ints and floats are
+      bounded by their text before they are built (:func:`zigai._strict_yaml.bounded_loader`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from zigai._strict_yaml import bounded_loader
 from zigai.errors import ConformanceError
 from zigai.security import is_sensitive_header_name
 
@@ -48,6 +53,7 @@ __all__ = [
 MAX_CASSETTE_BYTES = 16 * 1024 * 1024
 # A session URL a recorder keeps once its session id became REDACTED (Google resumable uploads).
 _SESSION_URL_HEADERS = frozenset({"x-goog-upload-url"})
+_BODY_TYPES = "json, text (a string), none or, for a response, eventstream"
 
 
 class InvalidCassette(ConformanceError):
@@ -176,19 +182,22 @@ def _json_value(value: Any, where: str) -> None:
 def _body(raw: Any, where: str) -> Body | None:
     if raw is None:
         return None
-    if isinstance(raw, dict) and raw.get("type") == "none" and set(raw) == {"type"}:
+    if isinstance(raw, dict) and raw.get("type") == "none":
+        if set(raw) != {"type"}:
+            raise InvalidCassette(f"{where}: a body of type none has no content")
         return None
     if not isinstance(raw, dict) or set(raw) != {"type", "content"}:
         raise InvalidCassette(f"{where}: a body is {{type: json|text, content}} or {{type: none}}")
     if raw["type"] == "json":
         _json_value(raw["content"], where)
         return Body("json", raw["content"])
-    if raw["type"] == "text" and isinstance(raw["content"], str):
+    if raw["type"] == "text":
+        if not isinstance(raw["content"], str):
+            raise InvalidCassette(f"{where}: a text body's content must be a string")
         return Body("text", raw["content"])
     if raw["type"] == "eventstream" and where.endswith("response"):
         return Body("eventstream", check_event_messages(raw["content"], where))
-    raise InvalidCassette(f"{where}: body type must be json, text (a string), none or, for a response, "
-                          "eventstream")
+    raise InvalidCassette(f"{where}: unknown body type {raw['type']!r}; body type must be {_BODY_TYPES}")
 
 
 def check_event_messages(content: Any, where: str) -> list[dict[str, Any]]:
@@ -218,12 +227,17 @@ def _headers(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
         for value in values if isinstance(values, list) else [values]:
             if not isinstance(name, str) or not isinstance(value, str):
                 raise InvalidCassette(f"{where}: header {name!r} must map a string name to strings")
-            redacted_session = (name.lower() in _SESSION_URL_HEADERS
-                                and urlsplit(value).path.endswith("/REDACTED") and "?" not in value)
-            if is_sensitive_header_name(name) and not redacted_session:
+            if is_sensitive_header_name(name) and not _redacted_session_url(name, value):
                 raise InvalidCassette(f"{where}: sensitive header {name!r} is refused in cassettes")
             pairs.append((name, value))
     return tuple(pairs)
+
+
+def _redacted_session_url(name: str, value: str) -> bool:
+    """A session-URL header whose session id a recorder replaced with ``REDACTED`` (nothing after it)."""
+    parts = urlsplit(value)
+    return (name.lower() in _SESSION_URL_HEADERS and not parts.query and not parts.fragment
+            and parts.path.rsplit("/", 1)[-1] == "REDACTED")
 
 
 def _keys(raw: Any, required: set[str], optional: set[str], where: str) -> dict[str, Any]:
@@ -240,9 +254,9 @@ def parse_cassette(text: str, source: str = "<cassette>") -> tuple[Interaction, 
     import yaml
 
     try:
-        document = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        document = yaml.load(text, Loader=bounded_loader())  # noqa: S506 - a safe loader subclass
     except yaml.YAMLError as exc:
-        raise InvalidCassette(f"{source}: not YAML ({exc})") from None
+        raise InvalidCassette(f"{source}: not YAML, so not a readable cassette ({exc})") from None
     document = _keys(document, {"version", "interactions"}, set(), source)
     if document["version"] != 1 or isinstance(document["version"], bool):
         raise InvalidCassette(f"{source}: unsupported version {document['version']!r} (expected 1)")
@@ -269,9 +283,9 @@ def parse_cassette(text: str, source: str = "<cassette>") -> tuple[Interaction, 
     return tuple(found)
 
 
-def load_cassette(path: Path) -> tuple[Interaction, ...]:
+def load_cassette(path: str | Path) -> tuple[Interaction, ...]:
     """Read and parse one cassette file (refusing one over :data:`MAX_CASSETTE_BYTES`)."""
-    with path.open("rb") as handle:
+    with Path(path).open("rb") as handle:
         data = handle.read(MAX_CASSETTE_BYTES + 1)
     if len(data) > MAX_CASSETTE_BYTES:
         raise InvalidCassette(f"{path}: larger than {MAX_CASSETTE_BYTES} bytes")

@@ -231,17 +231,30 @@ AWS_CHAIN_VARIABLES = (
 )
 
 
+def bedrock_converse_region(model: str, env: Mapping[str, str], *, api_key: bool) -> str:
+    """The region a ``bedrock_converse`` model is served from: the one rule of :func:`infer_model`
+    and of agent-spec validation (:mod:`zigai.agent_spec.model_strings`).
+
+    With a Bedrock API key it is ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; without one (SigV4)
+    also the region of an ARN model id (first) or the active AWS profile's ``region`` (last).
+    None found is :class:`MissingCredentials` naming the two variables.
+    """
+    if not api_key:
+        mod = _module("bedrock")
+        try:
+            return str(mod.resolve_region(model, env=env))
+        except mod.MissingAwsRegion:
+            pass
+    return _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
+
+
 def _bedrock_converse(model: str, key: str | None, env: Mapping[str, str], transport: Any) -> Any:
     mod = _module("bedrock")
     key = key or env.get("AWS_BEARER_TOKEN_BEDROCK") or None
+    region = bedrock_converse_region(model, env, api_key=key is not None)
     if key is not None:
-        region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
         return mod.Client(model, mod.Provider(key, region, transport))
     # no Bedrock API key: every request is SigV4-signed from the AWS SDK credential chain
-    try:
-        region = mod.resolve_region(model, env=env)
-    except mod.MissingAwsRegion:
-        region = _require(env, "bedrock_converse", "AWS_REGION", "AWS_DEFAULT_REGION")
     return mod.Client(model, mod.Provider(region=region, transport=transport, env=env))
 
 

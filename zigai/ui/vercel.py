@@ -19,7 +19,10 @@ Custom              ``data-<name>`` {data, transient?}
 RunEnd complete     ``data-zigai.result`` (structured output only), ``finish`` (stop)
 RunEnd interrupt    ``tool-approval-request`` {approvalId, toolCallId} per approval,
                     ``finish`` (tool-calls); external calls stay at input-available
-RunFailure          ``error`` {errorText}, ``finish`` (error)
+RunFailure          ``error`` {errorText}, ``finish`` (error); a cancelled run
+                    (``Cancelled``) ends with ``abort`` {reason} instead, as the ``ai``
+                    package's own ``streamText`` does when its abort signal fires (no
+                    ``finish`` after it): the browser keeps the partial message, not an error
 ==================  ==========================================================================
 
 Input: :func:`parse_chat_request` reads the ``useChat`` body (``id``, ``messages`` of
@@ -36,6 +39,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from zigai.control import Cancelled
 from zigai.ui.events import (
     Custom,
     ReasoningDelta,
@@ -125,6 +129,8 @@ class VercelEncoder:
                 chunks.append({"type": "data-zigai.result", "data": event.result})
             return [*chunks, {"type": "finish", "finishReason": "stop"}]
         assert isinstance(event, RunFailure)
+        if event.code == Cancelled.__name__:
+            return [{"type": "abort", "reason": event.message}]
         return [{"type": "error", "errorText": f"{event.code}: {event.message}"},
                 {"type": "finish", "finishReason": "error"}]
 
