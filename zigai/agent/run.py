@@ -296,7 +296,7 @@ class AgentRun(RunCore):
             ctx = ToolPrepareContext(
                 deps=self.deps, usage=self.usage, request_count=self.usage.requests,
                 messages=tuple(self.messages), control=self.control,
-                capabilities=caps.snapshot if caps is not None else None,
+                capabilities=caps.snapshot if caps is not None else None, url_policy=agent.url_policy,
             )
             tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
