@@ -118,7 +118,7 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.reflect       DecodeError, EncodeError
     ├── AgentError                zigai.control       RunTimedOut, Cancelled
     │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded,
-    │                                                 ToolCallLimitExceeded),
+    │                                                 ToolCallLimitExceeded, TokenLimitExceeded),
     │                                                 UnexpectedModelBehavior (ResponseTruncated,
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,

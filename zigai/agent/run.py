@@ -70,7 +70,7 @@ from zigai.agent.errors import (
     PauseRequired,
     RequestLimitExceeded,
     ResponseTruncated,
-    UsageLimitExceeded,
+    TokenLimitExceeded,
 )
 from zigai.agent.events import (
     DeferredToolRequestEvent,
@@ -312,6 +312,7 @@ class AgentRun(RunCore):
                 f"the next model request would exceed max_requests={limit}",
                 limit_name="max_requests", limit=limit, value=self.usage.requests + 1,
             )
+        self._check_token_limits(before_request=True)
         if self.queue is not None:
             self._insert_pending(self.queue.take())
         definitions = self._resolve_tools()
@@ -443,7 +444,9 @@ class AgentRun(RunCore):
         self.response = response
         self.state = RunState.handle_response
 
-    def _check_token_limits(self) -> None:
+    def _check_token_limits(self, *, before_request: bool = False) -> None:
+        """After a response: raise past a limit.  Before a request: raise once one is reached,
+        since any further request would pass it (also for a resumed run's carried usage)."""
         limits = self.limits
         usage = self.usage
         for name, value in (
@@ -452,9 +455,16 @@ class AgentRun(RunCore):
             ("max_total_tokens", usage.total_tokens),
         ):
             limit = getattr(limits, name)
-            if limit is not None and value > limit:
-                raise UsageLimitExceeded(
+            if limit is None:
+                continue
+            if value > limit:
+                raise TokenLimitExceeded(
                     f"run usage exceeded {name}={limit} ({value})",
+                    limit_name=name, limit=limit, value=value,
+                )
+            if before_request and value == limit:
+                raise TokenLimitExceeded(
+                    f"the next model request would exceed {name}={limit} ({value} already used)",
                     limit_name=name, limit=limit, value=value,
                 )
 

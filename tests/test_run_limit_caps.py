@@ -1,0 +1,71 @@
+"""Cumulative token limits are caps: once a run's tokens reach a limit, no further model
+request is made, also when the usage was carried over from a pause (issue 31, defect 2's
+class).  Token counts are only known from a response, so the response that crosses a limit
+is paid for; the next one never is.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.agent_script import Script, call, reply
+
+from zigai.agent import (
+    Agent,
+    ResumeDecision,
+    RunLimits,
+    RunOptions,
+    TokenLimitExceeded,
+    UsageLimitExceeded,
+)
+from zigai.reflect import tool
+from zigai.usage import RequestUsage
+
+USAGE = RequestUsage(input_tokens=10, output_tokens=5)  # 15 in total
+REACHED = {"max_input_tokens": 10, "max_output_tokens": 5, "max_total_tokens": 15}
+
+
+def _echo(text: str) -> str:
+    """Echo the text."""
+    return text
+
+
+@pytest.mark.parametrize("name", sorted(REACHED))
+def test_a_reached_token_limit_refuses_the_next_model_request(name: str) -> None:
+    script = Script([reply(call("echo", {"text": "a"}, "1"), usage=USAGE), reply("done", usage=USAGE)])
+    agent = Agent(script.model, tools=[tool("echo", None, _echo)], limits=RunLimits(**{name: REACHED[name]}))
+    with pytest.raises(TokenLimitExceeded) as caught:
+        agent.run("go")
+    assert len(script.requests) == 1  # the second, paid request is never sent
+    assert (caught.value.limit_name, caught.value.limit, caught.value.value) == (name, REACHED[name], REACHED[name])
+    assert "next model request" in str(caught.value)
+    assert isinstance(caught.value, UsageLimitExceeded)
+
+
+@pytest.mark.parametrize("name", sorted(REACHED))
+def test_one_token_of_headroom_allows_the_next_request_and_crossing_still_raises(name: str) -> None:
+    script = Script([reply(call("echo", {"text": "a"}, "1"), usage=USAGE), reply("done", usage=USAGE)])
+    agent = Agent(script.model, tools=[tool("echo", None, _echo)], limits=RunLimits(**{name: REACHED[name] + 1}))
+    with pytest.raises(TokenLimitExceeded) as caught:
+        agent.run("go")
+    assert len(script.requests) == 2
+    assert "exceeded" in str(caught.value) and caught.value.value == 2 * REACHED[name]
+
+
+def test_a_final_answer_at_exactly_the_limit_still_completes() -> None:
+    script = Script([reply("done", usage=USAGE)])
+    with Agent(script.model, limits=RunLimits(max_total_tokens=15)).run("go") as result:
+        assert result.output == "done" and result.usage.total_tokens == 15
+
+
+def test_a_resumed_run_whose_carried_usage_reached_the_limit_makes_no_request() -> None:
+    approve = tool("approve_me", None, _echo, execution="requires_approval")
+    script = Script([reply(call("approve_me", {"text": "a"}, "1"), usage=USAGE), reply("done", usage=USAGE)])
+    agent = Agent(script.model, tools=[approve])
+    with agent.run_until_pause("go") as outcome:
+        assert outcome.is_paused
+        state_json = outcome.paused.state_json
+    with pytest.raises(TokenLimitExceeded) as caught:
+        agent.resume_run(state_json, [ResumeDecision.approve("1")],
+                         options=RunOptions(limits=RunLimits(max_total_tokens=15)))
+    assert len(script.requests) == 1
+    assert caught.value.value == 15
