@@ -1,7 +1,8 @@
 """Cumulative token limits are caps: once a run's tokens reach a limit, no further model
-request is made, also when the usage was carried over from a pause (issue 31, defect 2's
-class).  Token counts are only known from a response, so the response that crosses a limit
-is paid for; the next one never is.
+request is made, also when the usage was carried over from a pause; and a session's budgets
+bound each run inside it, not only the start of the next (issue 31, defect 2's class).
+Token counts are only known from a response, so the response that crosses a limit is paid
+for; the next one never is.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from zigai.agent import (
     TokenLimitExceeded,
     UsageLimitExceeded,
 )
+from zigai.messages import ResponseMessage, ToolCallPart
+from zigai.multi_agent import Session, SessionBudgetExceeded, SessionLimits
 from zigai.reflect import tool
+from zigai.testing import FunctionModel
 from zigai.usage import RequestUsage
 
 USAGE = RequestUsage(input_tokens=10, output_tokens=5)  # 15 in total
@@ -69,3 +73,34 @@ def test_a_resumed_run_whose_carried_usage_reached_the_limit_makes_no_request() 
                          options=RunOptions(limits=RunLimits(max_total_tokens=15)))
     assert len(script.requests) == 1
     assert caught.value.value == 15
+
+
+def _looping_agent(requests: list[int]) -> Agent:
+    def model(messages, info):  # type: ignore[no-untyped-def]
+        requests.append(len(requests))
+        return ResponseMessage((ToolCallPart("echo", {"text": "again"}, f"c{len(requests)}"),), usage=USAGE)
+
+    return Agent(FunctionModel(model), tools=[tool("echo", None, _echo)])
+
+
+@pytest.mark.parametrize(("budget", "expected_requests"),
+                         [({"max_requests": 3}, 3), ({"max_total_tokens": 30}, 2), ({"max_total_tokens": 31}, 3)],
+                         ids=["requests", "tokens_reached", "tokens_crossed"])
+def test_one_session_run_cannot_pass_the_session_budget(budget: dict[str, int], expected_requests: int) -> None:
+    requests: list[int] = []
+    session = Session("budget", limits=SessionLimits(**budget))
+    with pytest.raises(SessionBudgetExceeded, match="stopped at the session budget") as caught:
+        session.scope().run(_looping_agent(requests), "go")
+    assert len(requests) == expected_requests  # not the agent's own 50
+    assert isinstance(caught.value.__cause__, UsageLimitExceeded)
+    with pytest.raises(SessionBudgetExceeded, match="the budget is"):  # nothing is left for a next run
+        session.scope().run(_looping_agent(requests), "go")
+    assert len(requests) == expected_requests
+
+
+def test_a_runs_own_tighter_limit_is_kept_and_is_not_reported_as_the_session_budget() -> None:
+    requests: list[int] = []
+    session = Session("budget", limits=SessionLimits(max_requests=10))
+    with pytest.raises(UsageLimitExceeded) as caught:
+        session.scope().run(_looping_agent(requests), "go", options=RunOptions(limits=RunLimits(max_requests=2)))
+    assert type(caught.value).__name__ == "RequestLimitExceeded" and len(requests) == 2
