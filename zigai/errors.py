@@ -92,7 +92,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidSnowflakeReasoning
     ├── SettingsError             zigai.settings      InvalidModelSettings, UnsupportedModelSetting,
     │                                                 ExtraBodyRejected, ExtraBodyTooLarge,
-    │                                                 ForbiddenRequestHeader
+    │                                                 ForbiddenRequestHeader, RequestHeadersTooLarge
     ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
     │                                                 InvalidStreamEvent
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
