@@ -242,3 +242,46 @@ def test_the_image_capability_applies_the_agents_policy_to_urls_it_describes() -
         assert "not on the allowlist" in str(_parts(result, RetryPromptPart)[0].content)
         assert [p.content for p in _parts(result, ToolReturnPart)] == ["a cat"]
     assert images.described == ["https://images.example.com/b.png"]
+
+
+# -- embeddings made during a run -----------------------------------------------------------------
+
+
+def test_an_embedding_request_carries_the_callers_policy_and_is_refused_before_any_socket_opens(
+    listener: socket.socket,
+) -> None:
+    from zigai.embeddings import Embedder, OpenAIEmbeddingModel
+    from zigai.providers import openai
+    from zigai.transport import HttpTransport
+
+    port = listener.getsockname()[1]
+    with HttpTransport(url_policy=LOCAL, default_timeout_s=5.0) as transport:
+        provider = openai.Provider("key", transport=transport, url_policy=LOCAL, base_url=f"http://127.0.0.1:{port}/v1")
+        embedder = Embedder(OpenAIEmbeddingModel(provider, "text-embedding-3-small"))
+        for policy, reason in ((UrlPolicy(), UrlRejection.scheme_not_allowed),
+                               (UrlPolicy.local_development(allowed_hosts=["localhost"]), UrlRejection.host_not_allowed)):
+            with pytest.raises(UrlPolicyViolation) as caught:
+                embedder.embed(["a"], url_policy=policy)
+            assert caught.value.reason is reason
+            with pytest.raises(UrlPolicyViolation):
+                embedder.embed_one("a", url_policy=policy)
+        with pytest.raises(TypeError, match="UrlPolicy or None"):
+            embedder.embed(["a"], url_policy="strict")  # type: ignore[arg-type]
+    assert _no_connection(listener)
+
+
+def test_an_embedding_the_callers_policy_allows_reaches_the_server() -> None:
+    from zigai.embeddings import Embedder, EmbeddingRequest, OpenAIEmbeddingModel
+    from zigai.providers import openai
+    from zigai.transport import HttpTransport
+
+    answer = {"object": "list", "model": "m", "data": [{"object": "embedding", "index": 0, "embedding": [1.0, 2.0]}],
+              "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+    with LoopbackServer(lambda request: Reply.of_json(answer)) as server, \
+            HttpTransport(url_policy=LOCAL, default_timeout_s=5.0) as transport:
+        provider = openai.Provider("key", transport=transport, url_policy=LOCAL, base_url=server.url + "/v1")
+        embedder = Embedder(OpenAIEmbeddingModel(provider, "text-embedding-3-small"))
+        assert embedder.embed_one("a", url_policy=UrlPolicy.local_development(allowed_hosts=["127.0.0.1"])) == (1.0, 2.0)
+        assert [r.target for r in server.requests] == ["/v1/embeddings"]
+    with pytest.raises(TypeError, match="EmbeddingRequest.url_policy"):
+        EmbeddingRequest(("a",), url_policy="strict")  # type: ignore[arg-type]
