@@ -74,3 +74,11 @@ def test_extra_headers_are_bounded_in_bytes_at_the_exact_limit() -> None:
     assert isinstance(caught.value, InvalidModelSettings)
     with pytest.raises(RequestHeadersTooLarge):  # a 10 MB value is refused, not forwarded
         ModelSettings(extra_headers=(("x-a", "v" * 10_000_000),))
+
+
+def test_extra_header_names_and_values_must_be_strings() -> None:
+    from zigai.settings import ForbiddenRequestHeader
+
+    for pair in ((b"x-a", "v"), ("x-a", 5)):
+        with pytest.raises(ForbiddenRequestHeader, match="must be strings"):
+            ModelSettings(extra_headers=(pair,))  # type: ignore[arg-type]
