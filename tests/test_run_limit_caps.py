@@ -20,6 +20,7 @@ from zigai.agent import (
 )
 from zigai.messages import ResponseMessage, ToolCallPart
 from zigai.multi_agent import Session, SessionBudgetExceeded, SessionLimits
+from zigai.planning import ExecutionLimits, Plan, PlanStep, StepOutputTooLarge, execute_plan
 from zigai.reflect import tool
 from zigai.testing import FunctionModel
 from zigai.usage import RequestUsage
@@ -104,3 +105,22 @@ def test_a_runs_own_tighter_limit_is_kept_and_is_not_reported_as_the_session_bud
     with pytest.raises(UsageLimitExceeded) as caught:
         session.scope().run(_looping_agent(requests), "go", options=RunOptions(limits=RunLimits(max_requests=2)))
     assert type(caught.value).__name__ == "RequestLimitExceeded" and len(requests) == 2
+
+
+
+def _plan_steps(ran: list[str]):  # type: ignore[no-untyped-def]
+    def run_step(ctx):  # type: ignore[no-untyped-def]
+        ran.append(ctx.step.id)
+        return "x" * 22 if ctx.step.id == "a" else 0  # 24 bytes encoded, then 1 byte
+    return run_step
+
+
+def test_a_plan_whose_outputs_reached_the_total_does_not_start_another_step() -> None:
+    plan = Plan.create("p", [PlanStep("a", "first"), PlanStep("b", "second")])
+    ran: list[str] = []
+    with pytest.raises(StepOutputTooLarge, match="it was not run") as caught:
+        execute_plan(plan, _plan_steps(ran), limits=ExecutionLimits(max_total_output_bytes=24))
+    assert ran == ["a"] and caught.value.step_id == "b"
+    ran.clear()
+    with execute_plan(plan, _plan_steps(ran), limits=ExecutionLimits(max_total_output_bytes=25)) as execution:
+        assert ran == ["a", "b"] and execution.output("b") == 0  # exactly at the total: fine
