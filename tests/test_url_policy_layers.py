@@ -285,3 +285,42 @@ def test_an_embedding_the_callers_policy_allows_reaches_the_server() -> None:
         assert [r.target for r in server.requests] == ["/v1/embeddings"]
     with pytest.raises(TypeError, match="EmbeddingRequest.url_policy"):
         EmbeddingRequest(("a",), url_policy="strict")  # type: ignore[arg-type]
+
+
+# -- a run's own policy and delegated agents ------------------------------------------------------
+
+
+def _loopback_model(port: int, transport: Any) -> Any:
+    from zigai.providers import openai_compatible as oc
+
+    provider = oc.Provider("key", transport, url_policy=LOCAL, base_url=f"http://127.0.0.1:{port}/v1")
+    return oc.Client("m", provider, fallback_profile="full")
+
+
+def test_run_options_url_policy_tightens_the_agents_for_one_run(listener: socket.socket) -> None:
+    from zigai.agent import InvalidAgentConfiguration, RunOptions
+    from zigai.transport import HttpTransport
+
+    with HttpTransport(url_policy=LOCAL, default_timeout_s=5.0) as transport:
+        agent = Agent(_loopback_model(listener.getsockname()[1], transport), url_policy=LOCAL)
+        with pytest.raises(UrlPolicyViolation) as caught:
+            agent.run(options=RunOptions(prompt="hi", url_policy=UrlPolicy()))
+        assert caught.value.reason is UrlRejection.scheme_not_allowed
+    assert _no_connection(listener)
+    with pytest.raises(InvalidAgentConfiguration, match="RunOptions.url_policy"):
+        RunOptions(url_policy="strict")  # type: ignore[arg-type]
+
+
+def test_a_delegated_agent_is_governed_by_the_delegating_agents_policy(listener: socket.socket) -> None:
+    from zigai.multi_agent import Session
+    from zigai.transport import HttpTransport
+
+    with HttpTransport(url_policy=LOCAL, default_timeout_s=5.0) as transport:
+        child = Agent(_loopback_model(listener.getsockname()[1], transport))  # no policy of its own
+        scope = Session("s").scope()
+        delegate = scope.as_tool(child, name="ask_child", description="Ask the child agent.")
+        parent = Agent(_call_then_done(ToolCallPart("ask_child", '{"prompt": "hi"}', "c1")), tools=[delegate],
+                       url_policy=UrlPolicy())
+        with pytest.raises(UrlPolicyViolation):
+            parent.run("go")
+    assert _no_connection(listener)

@@ -204,7 +204,8 @@ def _timeout(name: str, value: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``."""
+    """Per-invocation inputs.  ``timeout_ms`` can only tighten ``Agent.run_timeout_ms``, and
+    ``url_policy`` can only tighten ``Agent.url_policy`` (a URL must pass both)."""
 
     prompt: str | Sequence[UserContent] | None = None
     message_history: Sequence[Message] = ()
@@ -214,6 +215,7 @@ class RunOptions:
     timeout_ms: int | None = None
     cancellation: CancellationToken | None = None
     limits: RunLimits | None = None
+    url_policy: UrlPolicy | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     pending_messages: PendingMessageQueue | None = None
     hooks: Sequence[Hook] = ()
@@ -251,6 +253,8 @@ class RunOptions:
             raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
         if self.limits is not None and not isinstance(self.limits, RunLimits):
             raise InvalidAgentConfiguration("RunOptions.limits must be a RunLimits")
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise InvalidAgentConfiguration("RunOptions.url_policy must be a zigai.security.UrlPolicy or None")
         if self.pending_messages is not None:
             from zigai.agent.pending import PendingMessageQueue
 

@@ -296,7 +296,7 @@ class AgentRun(RunCore):
             ctx = ToolPrepareContext(
                 deps=self.deps, usage=self.usage, request_count=self.usage.requests,
                 messages=tuple(self.messages), control=self.control,
-                capabilities=caps.snapshot if caps is not None else None, url_policy=agent.url_policy,
+                capabilities=caps.snapshot if caps is not None else None, url_policy=self.url_policy,
             )
             tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
@@ -347,7 +347,7 @@ class AgentRun(RunCore):
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
             request_id=self.options.request_id,
-            url_policy=self.agent.url_policy,
+            url_policy=self.url_policy,
             **self._error_policy(),
         )
         budget = self.options.context_budget or self.agent.context_budget
@@ -357,7 +357,7 @@ class AgentRun(RunCore):
             check_request_supported(request, self.profile)
         except (UnsupportedModelFeature, UnsupportedModelSetting) as exc:
             raise with_profile_hint(self.model, exc) from None
-        check_request_inputs(request.messages, self.agent.url_policy or _MEDIA_POLICY, self.model.provider_name)
+        check_request_inputs(request.messages, self.url_policy or _MEDIA_POLICY, self.model.provider_name)
         self.request = request
         if self._sink is not None:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))
