@@ -324,3 +324,22 @@ def test_a_delegated_agent_is_governed_by_the_delegating_agents_policy(listener:
         with pytest.raises(UrlPolicyViolation):
             parent.run("go")
     assert _no_connection(listener)
+
+
+def test_the_browser_keeps_a_bounded_number_of_pools_for_distinct_policies() -> None:
+    from zigai.capabilities_builtin import browser as browser_module
+    from zigai.control import CancellationToken
+
+    def site(request: Received) -> Reply:
+        return Reply(200, (("Content-Type", "text/plain"),), b"ok")
+
+    limit = browser_module._MAX_POOLED_POLICIES
+    with LoopbackServer(site) as server, HttpBrowser(LOCAL) as http:
+        for index in range(limit + 2):  # each caller policy allows 127.0.0.1 and one other host
+            policy = UrlPolicy.local_development(allowed_hosts=["127.0.0.1", f"h{index}.example.com"])
+            page = http.fetch(server.url + "/", max_bytes=64, deadline=None, cancellation=CancellationToken(),
+                              url_policy=policy)
+            assert page.text == "ok"
+        assert len(http._transports) == limit  # the last two fetches used one-off, closed pools
+        assert len(server.requests) == limit + 2
+    assert http._transports == {}

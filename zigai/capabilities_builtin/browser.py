@@ -36,6 +36,7 @@ from zigai.transport import TransportTimedOut
 __all__ = ["HttpBrowser", "browser_capability", "html_to_text"]
 
 _MAX_TITLE_CHARS = 512
+_MAX_POOLED_POLICIES = 8  # connection pools kept per distinct effective policy (an agent's and ours)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SKIPPED_ELEMENTS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
 _BLOCK_ELEMENTS = frozenset({
@@ -103,19 +104,24 @@ class HttpBrowser:
         self._transports: dict[UrlPolicy, Any] = {}  # one per effective policy (few: the agents')
         self._lock = threading.Lock()
 
-    def _transport_for(self, max_bytes: int, policy: UrlPolicy) -> Any:
+    def _transport_for(self, max_bytes: int, policy: UrlPolicy) -> tuple[Any, bool]:
+        """The transport for ``policy`` and whether the caller must close it after one fetch
+        (past :data:`_MAX_POOLED_POLICIES` distinct policies nothing more is kept)."""
         if not self._owned:
-            return self._transport
+            return self._transport, False
+        from zigai.transport import HttpTransport, Limits, RedirectPolicy
+
         with self._lock:
             transport = self._transports.get(policy)
-            if transport is None:
-                from zigai.transport import HttpTransport, Limits, RedirectPolicy
-
-                transport = HttpTransport(
-                    limits=Limits(max_response_body_bytes=max_bytes), url_policy=policy,
-                    redirect_policy=RedirectPolicy.return_response, resolve_and_pin=True)
-                self._transports[policy] = transport
-            return transport
+            if transport is not None:
+                return transport, False
+            transport = HttpTransport(
+                limits=Limits(max_response_body_bytes=max_bytes), url_policy=policy,
+                redirect_policy=RedirectPolicy.return_response, resolve_and_pin=True)
+            if len(self._transports) >= _MAX_POOLED_POLICIES:
+                return transport, True
+            self._transports[policy] = transport
+            return transport, False
 
     def fetch(self, url: str, *, max_bytes: int, deadline: float | None,
               cancellation: CancellationToken, url_policy: UrlPolicy | None = None) -> FetchedPage:
@@ -124,22 +130,26 @@ class HttpBrowser:
         from zigai.transport import TransportRequest
 
         policy = stricter_policy(self.url_policy, url_policy) or self.url_policy
-        transport = self._transport_for(max_bytes, policy)
-        current = url
-        for _ in range(self.max_redirects + 1):
-            policy.check(current)
-            response = transport.send(TransportRequest(
-                "GET", current, headers=(("user-agent", self.user_agent),
-                                         ("accept", "text/html, text/plain;q=0.9, */*;q=0.1")),
-                deadline=deadline, cancellation=cancellation))
-            location = response.headers.get("location")
-            if response.status in _REDIRECTS and location:
-                current = urllib.parse.urljoin(current, location)
-                continue
-            if len(response.body) > max_bytes:
-                raise TransportError(f"the page is larger than {max_bytes} bytes")
-            return _page(current, response)
-        raise TransportError(f"more than {self.max_redirects} redirects")
+        transport, one_off = self._transport_for(max_bytes, policy)
+        try:
+            current = url
+            for _ in range(self.max_redirects + 1):
+                policy.check(current)
+                response = transport.send(TransportRequest(
+                    "GET", current, headers=(("user-agent", self.user_agent),
+                                             ("accept", "text/html, text/plain;q=0.9, */*;q=0.1")),
+                    deadline=deadline, cancellation=cancellation))
+                location = response.headers.get("location")
+                if response.status in _REDIRECTS and location:
+                    current = urllib.parse.urljoin(current, location)
+                    continue
+                if len(response.body) > max_bytes:
+                    raise TransportError(f"the page is larger than {max_bytes} bytes")
+                return _page(current, response)
+            raise TransportError(f"more than {self.max_redirects} redirects")
+        finally:
+            if one_off:
+                transport.close()
 
     def close(self) -> None:
         with self._lock:
