@@ -82,3 +82,14 @@ def test_extra_header_names_and_values_must_be_strings() -> None:
     for pair in ((b"x-a", "v"), ("x-a", 5)):
         with pytest.raises(ForbiddenRequestHeader, match="must be strings"):
             ModelSettings(extra_headers=(pair,))  # type: ignore[arg-type]
+
+
+def test_agent_names_are_bounded_at_the_exact_limit() -> None:
+    from zigai.agent import Agent, InvalidAgentConfiguration
+    from zigai.agent.config import MAX_AGENT_NAME_CHARS
+    from zigai.testing import TestModel
+
+    assert Agent(TestModel(), name="n" * MAX_AGENT_NAME_CHARS).name == "n" * MAX_AGENT_NAME_CHARS
+    for bad in ("n" * (MAX_AGENT_NAME_CHARS + 1), "n" * 10_000_000, 5):
+        with pytest.raises(InvalidAgentConfiguration, match="Agent.name must be None or a string"):
+            Agent(TestModel(), name=bad)  # type: ignore[arg-type]

@@ -78,6 +78,10 @@ ToolApproval = Callable[[RunContext, str, Any], bool]
 """``(ctx, tool_name, validated_args) -> needs_approval`` for immediate tools (dynamic approval)."""
 
 
+#: The longest ``Agent.name`` accepted (it is copied into every span, hook event and session record).
+MAX_AGENT_NAME_CHARS = 256
+
+
 def _limit(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"RunLimits.{name} must be None or an int >= 0, got {value!r}")
@@ -339,6 +343,10 @@ class AgentConfig:
         for attr in ("profile", "request"):
             if not hasattr(self.model, attr):
                 raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
+        if self.name is not None and (not isinstance(self.name, str) or len(self.name) > MAX_AGENT_NAME_CHARS):
+            raise InvalidAgentConfiguration(
+                f"Agent.name must be None or a string of at most {MAX_AGENT_NAME_CHARS} characters "
+                "(it names the agent in telemetry spans, hooks and sessions)")
         set_(self, "instructions", _str_tuple(self.instructions, "Agent.instructions"))
         set_(self, "system_prompt", _str_tuple(self.system_prompt, "Agent.system_prompt"))
         for name in ("dynamic_instructions", "output_validators", "history_processors"):
