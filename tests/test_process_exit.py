@@ -107,3 +107,80 @@ def test_other_abandoning_pools_never_hold_the_interpreter(tmp_path: Path, where
     done, elapsed = _timed(args, tmp_path)
     assert (done.returncode, done.stdout.strip()) == (0, "caught"), done.stderr
     assert elapsed < PROMPT_EXIT_S, f"the interpreter took {elapsed:.1f} s to exit"
+
+
+def test_an_acp_handler_blocked_on_the_user_never_holds_close_or_the_interpreter(tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    args = _script(tmp_path, f"""
+        import json, queue, threading, time
+        from zigai.acp import AcpClient, EditorHandlers
+
+        started = threading.Event()
+
+        class Terminals:  # terminal/create blocks, as a prompt waiting for the user would
+            def create(self, params):
+                started.set()
+                time.sleep({BLOCK_S})
+                return {{"terminalId": "late"}}
+
+            def output(self, params): return {{}}
+            wait_for_exit = kill = release = output
+
+        class Memory:
+            def __init__(self):
+                self.incoming = queue.Queue()
+
+            def send(self, message):
+                sent = json.loads(message)
+                if sent.get("method") == "initialize":
+                    self.incoming.put(json.dumps({{"jsonrpc": "2.0", "id": sent["id"],
+                                                  "result": {{"protocolVersion": 1}}}}).encode())
+
+            def receive(self, timeout):
+                return self.incoming.get(timeout=timeout)
+
+            def close(self):
+                self.incoming.put(None)
+
+        memory = Memory()
+        client = AcpClient(lambda: memory, EditorHandlers("project", terminals=Terminals()), request_timeout_s=10)
+        client.initialize()
+        memory.incoming.put(json.dumps({{"jsonrpc": "2.0", "id": 7, "method": "terminal/create",
+                                         "params": {{"command": "sleep"}}}}).encode())
+        assert started.wait(10)
+        begun = time.monotonic()
+        client.close()
+        print("closed" if time.monotonic() - begun < 5 else "close waited")
+    """)
+    done, elapsed = _timed(args, tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "closed"), done.stderr
+    assert elapsed < PROMPT_EXIT_S, f"the interpreter took {elapsed:.1f} s to exit"
+
+
+def test_an_mcp_task_that_ignores_cancellation_never_holds_close_or_the_interpreter(tmp_path: Path) -> None:
+    args = _script(tmp_path, f"""
+        import threading, time
+        from zigai import mcp
+
+        started = threading.Event()
+
+        def stubborn(arguments, context):
+            started.set()
+            time.sleep({BLOCK_S})  # ignores context.cancelled
+            return "late"
+
+        server = mcp.Server("tasks", "1.0")
+        tasks = mcp.TaskServer(server)
+        tasks.add_tool(mcp.ToolInfo("stubborn", {{"type": "object"}}), stubborn)
+        ext = mcp.ClientCapabilities(extensions={{mcp.TASKS_EXTENSION: {{}}}})
+        with mcp.Client(mcp.InProcessTransport(server), capabilities=ext, default_timeout_ms=10_000) as client:
+            created = client.request_json("tools/call", {{"name": "stubborn", "arguments": {{}}}})
+            assert created["resultType"] == "task"
+            assert started.wait(10)
+        begun = time.monotonic()
+        tasks.close()
+        print("closed" if time.monotonic() - begun < 5 else "close waited")
+    """)
+    done, elapsed = _timed(args, tmp_path)
+    assert (done.returncode, done.stdout.strip()) == (0, "closed"), done.stderr
+    assert elapsed < PROMPT_EXIT_S, f"the interpreter took {elapsed:.1f} s to exit"

@@ -94,7 +94,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 InvalidSnowflakeReasoning
     ├── SettingsError             zigai.settings      InvalidModelSettings, UnsupportedModelSetting,
     │                                                 ExtraBodyRejected, ExtraBodyTooLarge,
-    │                                                 ForbiddenRequestHeader
+    │                                                 ForbiddenRequestHeader, RequestHeadersTooLarge
     ├── ModelError                zigai.model         UnsupportedModelFeature, InvalidToolDefinition,
     │                                                 InvalidStreamEvent, InvalidProfileOverride
     │                             zigai.testing       SchemaGenerationFailed, MissingModelFunction,
@@ -120,7 +120,7 @@ The tree (bases here, named leaves in their modules)::
     │                             zigai.reflect       DecodeError, EncodeError
     ├── AgentError                zigai.control       RunTimedOut, Cancelled
     │                             zigai.agent         UsageLimitExceeded (RequestLimitExceeded,
-    │                                                 ToolCallLimitExceeded),
+    │                                                 ToolCallLimitExceeded, TokenLimitExceeded),
     │                                                 UnexpectedModelBehavior (ResponseTruncated,
     │                                                 ContentFiltered, IncompleteToolCall,
     │                                                 EmptyModelResponse), OutputRetriesExceeded,

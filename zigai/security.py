@@ -11,6 +11,9 @@ Invariants
     * The policy is enforced independently by the provider boundary and by
       :class:`zigai.transport.HttpTransport` (and later MCP); it is cheap and pure, so overlap is
       deliberate.
+    * Where two policies govern one URL (an agent's and a provider's, an MCP transport's or a
+      browser's), :func:`stricter_policy` is the one combination rule: the URL must pass both,
+      so each opt-in needs both and the allowlists intersect.
     * Anything ambiguous is rejected rather than interpreted: control characters, whitespace,
       backslashes and non-ASCII text anywhere in the URL; userinfo (``user:pass@``) even when
       empty; numeric host forms that the OS resolver would read as an IPv4 address in a
@@ -53,6 +56,7 @@ __all__ = [
     "redact_bytes",
     "redact_headers",
     "redact_text",
+    "stricter_policy",
 ]
 
 
@@ -380,6 +384,31 @@ def loopback_host(url: str) -> str | None:
         return host if ipaddress.ip_address(host).is_loopback else None
     except ValueError:
         return None
+
+
+def stricter_policy(*policies: UrlPolicy | None) -> UrlPolicy | None:
+    """The policy that accepts exactly the URLs every given policy accepts (None entries add nothing).
+
+    ``allow_http`` and ``allow_local_network`` hold only when every policy sets them, and the
+    host allowlists intersect (``None``, no allowlist, narrows nothing).  Returns None when
+    every entry is None.  A URL passes the result exactly when it passes each policy, and a
+    resolved address likewise, so transports that pin addresses can be given the result.
+    """
+    present = [policy for policy in policies if policy is not None]
+    for policy in present:
+        if not isinstance(policy, UrlPolicy):
+            raise TypeError(f"expected a zigai.security.UrlPolicy or None, got {type(policy).__name__}")
+    if len(present) < 2:
+        return present[0] if present else None
+    if all(policy == present[0] for policy in present[1:]):
+        return present[0]
+    hosts: frozenset[str] | None = None
+    for policy in present:
+        if policy.allowed_hosts is not None:
+            hosts = policy.allowed_hosts if hosts is None else hosts & policy.allowed_hosts
+    return UrlPolicy(allow_http=all(policy.allow_http for policy in present),
+                     allow_local_network=all(policy.allow_local_network for policy in present),
+                     allowed_hosts=hosts)
 
 
 def _normalize_host(host: str) -> str:

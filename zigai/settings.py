@@ -43,6 +43,9 @@ __all__ = [
     "ExtraBodyRejected",
     "ExtraBodyTooLarge",
     "ForbiddenRequestHeader",
+    "RequestHeadersTooLarge",
+    "MAX_EXTRA_HEADERS",
+    "MAX_EXTRA_HEADER_BYTES",
     "THINKING_LEVELS",
     "merge_settings",
     "check_supported",
@@ -77,6 +80,17 @@ class ExtraBodyTooLarge(InvalidModelSettings):
 
 class ForbiddenRequestHeader(SettingsError):
     """A request-scoped header would set credentials, framing or correlation fields."""
+
+
+class RequestHeadersTooLarge(InvalidModelSettings):
+    """``extra_headers`` hold more than :data:`MAX_EXTRA_HEADERS` headers or more than
+    :data:`MAX_EXTRA_HEADER_BYTES` bytes of names and values (UTF-8) together."""
+
+
+#: At most this many ``extra_headers`` (servers refuse requests with very large header blocks).
+MAX_EXTRA_HEADERS = 64
+#: At most this many bytes of ``extra_headers`` names and values together (UTF-8).
+MAX_EXTRA_HEADER_BYTES = 16 * 1024
 
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -308,15 +322,25 @@ def check_supported(settings: ModelSettings, profile: ModelProfile) -> None:
 
 
 def validate_request_headers(headers: Iterable[tuple[str, str]]) -> None:
-    """Reject malformed names/values and headers the framework owns."""
+    """Reject malformed names/values, headers the framework owns and oversized header sets."""
     seen: set[str] = set()
-    for pair in headers:
+    size = 0
+    for count, pair in enumerate(headers, 1):
+        if count > MAX_EXTRA_HEADERS:
+            raise RequestHeadersTooLarge(f"more than {MAX_EXTRA_HEADERS} extra headers")
         if not isinstance(pair, tuple) or len(pair) != 2:
             raise ForbiddenRequestHeader("headers must be (name, value) pairs")
         name, value = pair
-        if not isinstance(name, str) or not _HEADER_NAME.match(name):
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ForbiddenRequestHeader("header names and values must be strings")
+        size += len(name.encode("utf-8", "surrogatepass")) + len(value.encode("utf-8", "surrogatepass"))
+        if size > MAX_EXTRA_HEADER_BYTES:
+            raise RequestHeadersTooLarge(
+                f"extra headers hold more than {MAX_EXTRA_HEADER_BYTES} bytes of names and values; "
+                "send large values in the body (extra_body) instead")
+        if not _HEADER_NAME.match(name):
             raise ForbiddenRequestHeader(f"invalid header name {name!r}")
-        if not isinstance(value, str) or any(c in value for c in "\r\n\x00"):
+        if any(c in value for c in "\r\n\x00"):
             raise ForbiddenRequestHeader(f"invalid value for header {name!r}")
         lowered = name.lower()
         if lowered in _FORBIDDEN_HEADERS or lowered.startswith(("x-stainless-", "sec-", "proxy-")):

@@ -36,6 +36,7 @@ from typing import Any
 from zigai.control import RunControl
 from zigai.messages import Message
 from zigai.model import TOOL_NAME_PATTERN
+from zigai.security import UrlPolicy
 from zigai.tool import DuplicateToolName, Tool, ToolDefinitionError
 from zigai.usage import RunUsage
 
@@ -62,6 +63,7 @@ class ToolPrepareContext:
     messages: tuple[Message, ...] = ()
     control: RunControl | None = None
     capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
+    url_policy: UrlPolicy | None = None  # the agent's url_policy, for toolsets that open URLs
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,11 @@ A reader thread takes every message off the transport:
   protocol error and closes the connection);
 * ``session/update`` notifications go to ``on_update`` and are collected for the prompt
   in flight;
-* agent requests (files, permissions, terminals) run on a small pool through the
-  editor handlers and are answered with a result or a JSON-RPC error, while the client's
-  own request keeps waiting.
+* agent requests (files, permissions, terminals) run on a small pool of daemon threads
+  through the editor handlers and are answered with a result or a JSON-RPC error, while the
+  client's own request keeps waiting.  :meth:`AcpClient.close` never waits for a handler
+  (one may be blocked on the user); a handler still running is abandoned, its answer is
+  dropped, and it never keeps the process alive.
 
 Reconnect (:meth:`reconnect`) opens a new transport from the factory, initializes again and
 resumes the active session with ``session/load``; it never resends a prompt.  A prompt
@@ -26,11 +28,12 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from zigai import json as zjson
+from zigai._workers import WorkerPool
 from zigai.acp.editor import AcpInvalidParams, EditorHandlers
 from zigai.acp.transport import AcpConnectionClosed, AcpTransport
 from zigai.errors import AcpError, ExecutionEnvironmentError, JsonError
@@ -102,7 +105,9 @@ class AcpClient:
         self._collecting: list[dict[str, Any]] | None = None
         self._transport: AcpTransport | None = None
         self._reader: threading.Thread | None = None
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zigai-acp-handler")
+        # daemon workers: a handler blocked on the user (a permission prompt) or a terminal never
+        # holds close() or the interpreter's exit; its late answer finds no transport and is dropped
+        self._pool = WorkerPool(4, "zigai-acp-handler")
         # agent requests queued for the pool: past this the reader waits, and the pipe pushes back
         self._queued = threading.BoundedSemaphore(_MAX_QUEUED_REQUESTS)
         self._handlers = editor.handlers()
@@ -357,7 +362,7 @@ class AcpClient:
             return
         self.state = "closed"
         self._drop_transport()
-        self._pool.shutdown(wait=True)
+        self._pool.shutdown()  # never waits for a handler still running
 
     def __enter__(self) -> AcpClient:
         return self

@@ -42,6 +42,7 @@ from zigai.messages import Message, RequestMessage, ResponseMessage
 from zigai.model import Model, ModelRequest
 from zigai.output import OutputRejected, OutputRunContext, PreparedOutput
 from zigai.retry import RetryBudget
+from zigai.security import stricter_policy
 from zigai.settings import UnsupportedModelSetting, check_supported, merge_settings
 from zigai.tool import Tool
 from zigai.tool.policy import PolicyStages
@@ -103,6 +104,8 @@ class RunCore:
         profile = self.model.profile
         self.profile = profile
         self.limits = options.limits if options.limits is not None else agent.limits
+        # the run's URL policy: the agent's, tightened by the run's own (the stricter wins)
+        self.url_policy = stricter_policy(agent.url_policy, options.url_policy)
         if options.model_settings is None:
             self.settings = agent.base_settings()
         else:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from zigai.control import CancellationToken
     from zigai.hooks import Correlation, Hook
     from zigai.messages import Message, UserContent
+    from zigai.security import UrlPolicy
     from zigai.settings import ModelSettings
 
 __all__ = ["RunKwargs", "check_keywords", "RUN_SPELLINGS", "AGENT_SPELLINGS"]
@@ -52,6 +53,7 @@ class RunKwargs(TypedDict, Generic[DepsT], total=False):
     capabilities: Sequence[Capability]
     capability_layers: Sequence[CapabilityLayer]
     prompt_parts: Sequence[UserContent]
+    url_policy: UrlPolicy | None
 
 
 #: PydanticAI run keywords -> what zigai calls them.

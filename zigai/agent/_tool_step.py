@@ -339,7 +339,7 @@ def _run_function_calls(
             deps=run.deps, usage=run.usage, request_count=run.usage.requests, messages=messages,
             control=run.control, tool_name=call.tool_name, tool_call_id=call.tool_call_id,
             retry=run.tool_retries.get(call.tool_name, 0),
-            capabilities=run.caps.snapshot if run.caps is not None else None,
+            capabilities=run.caps.snapshot if run.caps is not None else None, url_policy=run.url_policy,
         )
         scheduled.append(ScheduledCall(call, tool, args, ctx))
         positions.append(index)

@@ -74,6 +74,10 @@ ToolApproval = Callable[[RunContext, str, Any], bool]
 """``(ctx, tool_name, validated_args) -> needs_approval`` for immediate tools (dynamic approval)."""
 
 
+#: The longest ``Agent.name`` accepted (it is copied into every span, hook event and session record).
+MAX_AGENT_NAME_CHARS = 256
+
+
 def _limit(name: str, value: object) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
         raise InvalidAgentConfiguration(f"RunLimits.{name} must be None or an int >= 0, got {value!r}")
@@ -226,6 +230,7 @@ class RunOptions:
     ``prompt_parts`` holds rich :data:`~zigai.messages.PromptPart` items (images, documents,
     audio, text ...) sent before ``prompt`` in the run's first request, each as its own
     ``UserPromptPart``; a run needs a prompt, prompt parts or a history ending in a request.
+    ``url_policy`` can only tighten ``Agent.url_policy`` (a URL must pass both).
     """
 
     prompt: str | Sequence[UserContent] | None = None
@@ -236,6 +241,7 @@ class RunOptions:
     timeout_ms: int | None = None
     cancellation: CancellationToken | None = None
     limits: RunLimits | None = None
+    url_policy: UrlPolicy | None = None
     history_processors: Sequence[Callable[[tuple[Message, ...]], Sequence[Message]]] = ()
     pending_messages: PendingMessageQueue | None = None
     hooks: Sequence[Hook] = ()
@@ -278,6 +284,8 @@ class RunOptions:
             raise InvalidAgentConfiguration("RunOptions.cancellation must be a CancellationToken")
         if self.limits is not None and not isinstance(self.limits, RunLimits):
             raise InvalidAgentConfiguration("RunOptions.limits must be a RunLimits")
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise InvalidAgentConfiguration("RunOptions.url_policy must be a zigai.security.UrlPolicy or None")
         if self.pending_messages is not None:
             from zigai.agent.pending import PendingMessageQueue
 
@@ -392,6 +400,10 @@ class AgentConfig(Generic[OutputT]):
         for attr in ("profile", "request"):
             if not hasattr(self.model, attr):
                 raise InvalidAgentConfiguration(f"Agent.model must implement zigai.model.Model (no {attr})")
+        if self.name is not None and (not isinstance(self.name, str) or len(self.name) > MAX_AGENT_NAME_CHARS):
+            raise InvalidAgentConfiguration(
+                f"Agent.name must be None or a string of at most {MAX_AGENT_NAME_CHARS} characters "
+                "(it names the agent in telemetry spans, hooks and sessions)")
         set_(self, "instructions", _str_tuple(self.instructions, "Agent.instructions"))
         set_(self, "system_prompt", _str_tuple(self.system_prompt, "Agent.system_prompt"))
         for name in ("dynamic_instructions", "output_validators", "history_processors"):

@@ -23,6 +23,7 @@ __all__ = [
     "UsageLimitExceeded",
     "RequestLimitExceeded",
     "ToolCallLimitExceeded",
+    "TokenLimitExceeded",
     "UnexpectedModelBehavior",
     "ResponseTruncated",
     "ContentFiltered",
@@ -68,6 +69,16 @@ class ToolCallLimitExceeded(UsageLimitExceeded):
 
     Raised before any call of that step runs (and so before any further model request);
     ``value`` is the total the step would have reached.
+    """
+
+
+class TokenLimitExceeded(UsageLimitExceeded):
+    """The run's cumulative tokens passed ``max_input_tokens``, ``max_output_tokens`` or
+    ``max_total_tokens``, or have reached one so that the next model request would pass it.
+
+    Token counts are only known from a response, so the response that crosses a limit has
+    been paid for; no further model request is made once a limit is reached (checked before
+    every request, also on resume).  ``value`` is the count used so far.
     """
 
 

@@ -70,7 +70,7 @@ from zigai.agent.errors import (
     PauseRequired,
     RequestLimitExceeded,
     ResponseTruncated,
-    UsageLimitExceeded,
+    TokenLimitExceeded,
 )
 from zigai.agent.events import (
     DeferredToolRequestEvent,
@@ -300,7 +300,7 @@ class AgentRun(RunCore):
             ctx = ToolPrepareContext(
                 deps=self.deps, usage=self.usage, request_count=self.usage.requests,
                 messages=tuple(self.messages), control=self.control,
-                capabilities=caps.snapshot if caps is not None else None,
+                capabilities=caps.snapshot if caps is not None else None, url_policy=self.url_policy,
             )
             tools = resolve_tools(tools, toolsets, ctx)
         if prepare:
@@ -316,6 +316,7 @@ class AgentRun(RunCore):
                 f"the next model request would exceed max_requests={limit}",
                 limit_name="max_requests", limit=limit, value=self.usage.requests + 1,
             )
+        self._check_token_limits(before_request=True)
         if self.queue is not None:
             self._insert_pending(self.queue.take())
         definitions = self._resolve_tools()
@@ -350,7 +351,7 @@ class AgentRun(RunCore):
             control=self.control,
             deadline=self.control.attempt_deadline(self.agent.request_timeout_ms),
             request_id=self.options.request_id,
-            url_policy=self.agent.url_policy,
+            url_policy=self.url_policy,
             **self._error_policy(),
         )
         budget = self.options.context_budget or self.agent.context_budget
@@ -360,7 +361,7 @@ class AgentRun(RunCore):
             check_request_supported(request, self.profile)
         except (UnsupportedModelFeature, UnsupportedModelSetting) as exc:
             raise with_profile_hint(self.model, exc) from None
-        check_request_inputs(request.messages, self.agent.url_policy or _MEDIA_POLICY, self.model.provider_name)
+        check_request_inputs(request.messages, self.url_policy or _MEDIA_POLICY, self.model.provider_name)
         self.request = request
         if self._sink is not None:
             names = (tuple(self.step_tools), tuple(d.name for d in output_tools))
@@ -447,7 +448,9 @@ class AgentRun(RunCore):
         self.response = response
         self.state = RunState.handle_response
 
-    def _check_token_limits(self) -> None:
+    def _check_token_limits(self, *, before_request: bool = False) -> None:
+        """After a response: raise past a limit.  Before a request: raise once one is reached,
+        since any further request would pass it (also for a resumed run's carried usage)."""
         limits = self.limits
         usage = self.usage
         for name, value in (
@@ -456,9 +459,16 @@ class AgentRun(RunCore):
             ("max_total_tokens", usage.total_tokens),
         ):
             limit = getattr(limits, name)
-            if limit is not None and value > limit:
-                raise UsageLimitExceeded(
+            if limit is None:
+                continue
+            if value > limit:
+                raise TokenLimitExceeded(
                     f"run usage exceeded {name}={limit} ({value})",
+                    limit_name=name, limit=limit, value=value,
+                )
+            if before_request and value == limit:
+                raise TokenLimitExceeded(
+                    f"the next model request would exceed {name}={limit} ({value} already used)",
                     limit_name=name, limit=limit, value=value,
                 )
 

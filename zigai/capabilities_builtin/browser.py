@@ -5,6 +5,8 @@ Invariants:
 * the capability checks every URL with its :class:`~zigai.security.UrlPolicy` before the
   backend sees it, and the page's final URL again afterwards; a refused URL is a
   model-visible retry, never a request;
+* the policy is the capability's combined with the running agent's ``url_policy``
+  (:func:`~zigai.security.stricter_policy`: a URL must pass both);
 * :class:`HttpBrowser` follows at most ``max_redirects`` redirects itself, checking each
   target with the same policy (its :class:`~zigai.transport.HttpTransport` never follows one
   and checks the policy again, pinning resolved addresses); the body is bounded by the
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import html.parser
 import re
+import threading
 import urllib.parse
 from typing import Any
 
@@ -26,13 +29,14 @@ from zigai.capability import Capability
 from zigai.control import CancellationToken
 from zigai.errors import SecurityError, TransportError
 from zigai.reflect import tool
-from zigai.security import UrlPolicy
+from zigai.security import UrlPolicy, stricter_policy
 from zigai.tool import ModelRetry, ToolRunContext
 from zigai.transport import TransportTimedOut
 
 __all__ = ["HttpBrowser", "browser_capability", "html_to_text"]
 
 _MAX_TITLE_CHARS = 512
+_MAX_POOLED_POLICIES = 8  # connection pools kept per distinct effective policy (an agent's and ours)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _SKIPPED_ELEMENTS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
 _BLOCK_ELEMENTS = frozenset({
@@ -97,43 +101,61 @@ class HttpBrowser:
         self.user_agent = user_agent
         self._owned = transport is None
         self._transport = transport
+        self._transports: dict[UrlPolicy, Any] = {}  # one per effective policy (few: the agents')
+        self._lock = threading.Lock()
 
-    def _transport_for(self, max_bytes: int) -> Any:
-        if self._transport is None:
-            from zigai.transport import HttpTransport, Limits, RedirectPolicy
+    def _transport_for(self, max_bytes: int, policy: UrlPolicy) -> tuple[Any, bool]:
+        """The transport for ``policy`` and whether the caller must close it after one fetch
+        (past :data:`_MAX_POOLED_POLICIES` distinct policies nothing more is kept)."""
+        if not self._owned:
+            return self._transport, False
+        from zigai.transport import HttpTransport, Limits, RedirectPolicy
 
-            self._transport = HttpTransport(
-                limits=Limits(max_response_body_bytes=max_bytes), url_policy=self.url_policy,
+        with self._lock:
+            transport = self._transports.get(policy)
+            if transport is not None:
+                return transport, False
+            transport = HttpTransport(
+                limits=Limits(max_response_body_bytes=max_bytes), url_policy=policy,
                 redirect_policy=RedirectPolicy.return_response, resolve_and_pin=True)
-        return self._transport
+            if len(self._transports) >= _MAX_POOLED_POLICIES:
+                return transport, True
+            self._transports[policy] = transport
+            return transport, False
 
     def fetch(self, url: str, *, max_bytes: int, deadline: float | None,
-              cancellation: CancellationToken) -> FetchedPage:
+              cancellation: CancellationToken, url_policy: UrlPolicy | None = None) -> FetchedPage:
+        """Load ``url``; with ``url_policy`` (a caller's, such as the agent's) every hop must
+        pass it as well as this browser's policy, and resolved addresses are pinned under both."""
         from zigai.transport import TransportRequest
 
-        transport = self._transport_for(max_bytes)
-        current = url
-        for _ in range(self.max_redirects + 1):
-            self.url_policy.check(current)
-            response = transport.send(TransportRequest(
-                "GET", current, headers=(("user-agent", self.user_agent),
-                                         ("accept", "text/html, text/plain;q=0.9, */*;q=0.1")),
-                deadline=deadline, cancellation=cancellation))
-            location = response.headers.get("location")
-            if response.status in _REDIRECTS and location:
-                current = urllib.parse.urljoin(current, location)
-                continue
-            if len(response.body) > max_bytes:
-                raise TransportError(f"the page is larger than {max_bytes} bytes")
-            return _page(current, response)
-        raise TransportError(f"more than {self.max_redirects} redirects")
+        policy = stricter_policy(self.url_policy, url_policy) or self.url_policy
+        transport, one_off = self._transport_for(max_bytes, policy)
+        try:
+            current = url
+            for _ in range(self.max_redirects + 1):
+                policy.check(current)
+                response = transport.send(TransportRequest(
+                    "GET", current, headers=(("user-agent", self.user_agent),
+                                             ("accept", "text/html, text/plain;q=0.9, */*;q=0.1")),
+                    deadline=deadline, cancellation=cancellation))
+                location = response.headers.get("location")
+                if response.status in _REDIRECTS and location:
+                    current = urllib.parse.urljoin(current, location)
+                    continue
+                if len(response.body) > max_bytes:
+                    raise TransportError(f"the page is larger than {max_bytes} bytes")
+                return _page(current, response)
+            raise TransportError(f"more than {self.max_redirects} redirects")
+        finally:
+            if one_off:
+                transport.close()
 
     def close(self) -> None:
-        if self._owned and self._transport is not None:
-            close = getattr(self._transport, "close", None)
-            if close is not None:
-                close()
-            self._transport = None
+        with self._lock:
+            transports, self._transports = list(self._transports.values()), {}
+        for transport in transports:
+            transport.close()
 
     def __enter__(self) -> HttpBrowser:
         return self
@@ -164,13 +186,19 @@ def browser_capability(backend: BrowserBackend, policy: UrlPolicy, limits: Built
 
     def browser_open(ctx: ToolRunContext[Any], url: str) -> dict[str, Any]:
         """Open a web page (http or https URL) and return its title and readable text."""
+        # The agent's url_policy governs the browser too: a URL must pass both.
+        effective = stricter_policy(policy, ctx.url_policy) or policy
         try:
-            policy.check(url)
+            effective.check(url)
         except SecurityError as exc:
             raise ModelRetry(f"that URL is not allowed: {exc}") from None
         try:
-            page = backend.fetch(url, max_bytes=limits.max_page_bytes, deadline=ctx.deadline,
-                                 cancellation=ctx.call_token)
+            if isinstance(backend, HttpBrowser):  # it follows redirects itself: every hop is checked
+                page = backend.fetch(url, max_bytes=limits.max_page_bytes, deadline=ctx.deadline,
+                                     cancellation=ctx.call_token, url_policy=ctx.url_policy)
+            else:
+                page = backend.fetch(url, max_bytes=limits.max_page_bytes, deadline=ctx.deadline,
+                                     cancellation=ctx.call_token)
         except SecurityError as exc:
             raise ModelRetry(f"the page led to a URL that is not allowed: {exc}") from None
         except TransportTimedOut:
@@ -178,7 +206,7 @@ def browser_capability(backend: BrowserBackend, policy: UrlPolicy, limits: Built
         except TransportError as exc:
             raise ModelRetry(f"could not load {url}: {exc}") from None
         try:
-            policy.check(page.url)
+            effective.check(page.url)
         except SecurityError as exc:
             raise ModelRetry(f"the page redirected to a URL that is not allowed: {exc}") from None
         return {"url": page.url, "status": page.status, "title": bounded_text(page.title, _MAX_TITLE_CHARS),

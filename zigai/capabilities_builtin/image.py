@@ -1,7 +1,7 @@
 """The ``image`` capability: generate images and describe images through an :class:`ImageBackend`.
 
 Invariants: a URL to describe is checked by the capability's :class:`~zigai.security.UrlPolicy`
-before the backend sees it; a generated image larger than ``max_image_bytes`` is refused with
+and the running agent's ``url_policy`` (both must pass) before the backend sees it; a generated image larger than ``max_image_bytes`` is refused with
 a model-visible retry; descriptions are cut at ``max_description_chars``.  The model receives
 the image's metadata and where it is stored, never its bytes (the backend keeps those).
 """
@@ -16,8 +16,8 @@ from zigai.capabilities_builtin.bounds import BuiltinLimits, bounded_text
 from zigai.capability import Capability
 from zigai.errors import SecurityError
 from zigai.reflect import tool
-from zigai.security import UrlPolicy
-from zigai.tool import ModelRetry
+from zigai.security import UrlPolicy, stricter_policy
+from zigai.tool import ModelRetry, ToolRunContext
 
 __all__ = ["image_capability"]
 
@@ -40,10 +40,10 @@ def image_capability(backend: ImageBackend, policy: UrlPolicy, limits: BuiltinLi
         return {"media_type": image.media_type, "url": image.url, "bytes": len(image.data),
                 "description": bounded_text(image.description, limits.max_description_chars)}
 
-    def image_describe(url: str, question: str = "") -> str:
+    def image_describe(ctx: ToolRunContext[Any], url: str, question: str = "") -> str:
         """Describe the image at a URL, or answer a question about it."""
-        try:
-            policy.check(url)
+        try:  # the agent's url_policy governs here too: the URL must pass both
+            (stricter_policy(policy, ctx.url_policy) or policy).check(url)
         except SecurityError as exc:
             raise ModelRetry(f"that URL is not allowed: {exc}") from None
         return bounded_text(backend.describe(url, question=question), limits.max_description_chars)
@@ -51,5 +51,5 @@ def image_capability(backend: ImageBackend, policy: UrlPolicy, limits: BuiltinLi
     return Capability(
         id="image",
         description="Generate images from descriptions and describe images given by URL.",
-        tools=(tool("image_generate", None, image_generate), tool("image_describe", None, image_describe)),
+        tools=(tool("image_generate", None, image_generate), tool("image_describe", None, image_describe, takes_context=True)),
     )

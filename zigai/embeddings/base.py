@@ -24,6 +24,7 @@ from typing import Literal, Protocol, runtime_checkable
 from zigai.control import RunControl
 from zigai.errors import EmbeddingsError
 from zigai.provider import ProviderResponseDecodeError
+from zigai.security import UrlPolicy
 from zigai.usage import RequestUsage
 
 __all__ = [
@@ -106,7 +107,9 @@ class EmbeddingRequest:
     ``source_offset`` is the index of ``inputs[0]`` in the caller's whole input list (an
     adapter that looks up per-input extensions, such as document titles, uses it).
     ``deadline`` is this attempt's absolute monotonic deadline; ``idempotency_key`` is
-    shared by every attempt of the batch.
+    shared by every attempt of the batch.  ``url_policy`` is the caller's own URL policy
+    (an agent's, for an embedding made during its run): the provider refuses, before
+    anything is sent, an endpoint that it or its own policy refuses (the stricter wins).
     """
 
     inputs: tuple[str, ...]
@@ -116,6 +119,11 @@ class EmbeddingRequest:
     deadline: float | None = None
     control: RunControl | None = None
     idempotency_key: str | None = None
+    url_policy: UrlPolicy | None = None
+
+    def __post_init__(self) -> None:
+        if self.url_policy is not None and not isinstance(self.url_policy, UrlPolicy):
+            raise TypeError("EmbeddingRequest.url_policy must be a zigai.security.UrlPolicy or None")
 
 
 @dataclass(frozen=True, slots=True)

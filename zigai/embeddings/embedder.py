@@ -34,6 +34,7 @@ from zigai.embeddings.base import (
     TooManyEmbeddingInputs,
 )
 from zigai.retry import RetryPolicy, run_with_retries
+from zigai.security import UrlPolicy
 from zigai.usage import RunUsage
 
 __all__ = ["EmbeddingLimits", "Embedder", "EmbeddingResult"]
@@ -158,8 +159,15 @@ class Embedder:
         dimensions: int | None = None,
         timeout_ms: int | None = None,
         cancellation: CancellationToken | None = None,
+        url_policy: UrlPolicy | None = None,
     ) -> EmbeddingResult:
-        """One vector per input, in source order (see module docs for the guarantees)."""
+        """One vector per input, in source order (see module docs for the guarantees).
+
+        ``url_policy`` (a tool passes ``ctx.url_policy``, its agent's) must allow the
+        provider's endpoint as well as the provider's own policy, checked before any request.
+        """
+        if url_policy is not None and not isinstance(url_policy, UrlPolicy):
+            raise TypeError("url_policy must be a zigai.security.UrlPolicy or None")
         texts = self._validated(inputs, input_type, dimensions)
         control = RunControl.start(self.timeout_ms, timeout_ms, token=cancellation)
         size = self.batch_size or self.model.profile.max_batch_size
@@ -170,7 +178,7 @@ class Embedder:
             control.check()
             request = EmbeddingRequest(
                 texts[offset: offset + size], input_type=input_type, dimensions=dimensions,
-                source_offset=offset, control=control,
+                source_offset=offset, control=control, url_policy=url_policy,
             )
             batch = self._call(request, control)
             length = _checked(batch, request, length)
@@ -182,10 +190,11 @@ class Embedder:
 
     def embed_one(self, text: str, *, input_type: InputType | None = None,
                   dimensions: int | None = None, timeout_ms: int | None = None,
-                  cancellation: CancellationToken | None = None) -> tuple[float, ...]:
+                  cancellation: CancellationToken | None = None,
+                  url_policy: UrlPolicy | None = None) -> tuple[float, ...]:
         """The vector of one text (a one-input :meth:`embed` whose result is released)."""
         with self.embed([text], input_type=input_type, dimensions=dimensions,
-                        timeout_ms=timeout_ms, cancellation=cancellation) as result:
+                        timeout_ms=timeout_ms, cancellation=cancellation, url_policy=url_policy) as result:
             return result[0]
 
     def _validated(

@@ -117,7 +117,7 @@ class GeminiEmbeddingModel:
         response = self._provider.send(ProviderHttpRequest(
             path=f"models/{self._model_name}:batchEmbedContents", json_body=self.encode(request),
             deadline=request.deadline, control=request.control,
-            idempotency_key=request.idempotency_key,
+            idempotency_key=request.idempotency_key, url_policy=request.url_policy,
         ))
         batch = decode_batch_embeddings(response.json(), len(request.inputs),
                                         status=response.status, request_id=response.request_id)

@@ -95,7 +95,7 @@ class OpenAIEmbeddingModel:
     def embed(self, request: EmbeddingRequest) -> EmbeddingBatch:
         response = self._provider.send(ProviderHttpRequest(
             path=EMBEDDINGS_PATH, json_body=self.encode(request), deadline=request.deadline,
-            control=request.control, idempotency_key=request.idempotency_key,
+            control=request.control, idempotency_key=request.idempotency_key, url_policy=request.url_policy,
         ))
         return decode_embeddings(response.json(), len(request.inputs),
                                  status=response.status, request_id=response.request_id)

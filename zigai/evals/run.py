@@ -18,7 +18,9 @@ Invariants:
   thread when the unit returns;
 * ``progress`` runs in the calling thread once per finished unit, in completion order;
   an exception from ``progress``, ``on_event`` or a ``before_retry`` callback cancels the
-  units not yet started, waits for the running ones and propagates unchanged;
+  units not yet started, waits for the running ones and propagates unchanged (waiting is by
+  design: a started unit always finishes, so an Agent task is bounded by its own
+  ``run_timeout_ms``, whose abandoned tool threads never hold the process);
 * report evaluators run after every unit joined, over an immutable :class:`ReportView`.
 """
 

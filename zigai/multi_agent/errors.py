@@ -31,4 +31,6 @@ class SessionRunLimitExceeded(MultiAgentError):
 
 
 class SessionBudgetExceeded(MultiAgentError):
-    """The session's cumulative usage reached a ``SessionLimits`` budget before a child started."""
+    """The session's cumulative usage reached a ``SessionLimits`` budget: before a child
+    started, or inside a child whose run limits were tightened to what the budget had left
+    (the child's own ``UsageLimitExceeded`` is the ``__cause__``)."""

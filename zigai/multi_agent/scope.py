@@ -148,7 +148,8 @@ class Scope:
         ``subagent``) and returns its output.
 
         The tool is sequential (calls run one at a time, in the model's call order) so run
-        indices stay deterministic; the child's deadline and token are the tool call's own."""
+        indices stay deterministic; the child's deadline and token are the tool call's own, and
+        the calling agent's ``url_policy`` tightens the child's (``RunOptions.url_policy``)."""
         child_context = context if context is not None else Isolated()
         if not isinstance(child_context, (Shared, Isolated)):
             raise InvalidSession("context must be Shared(history) or Isolated()")
@@ -159,8 +160,10 @@ class Scope:
                 if candidate is not None:
                     deadline = candidate if deadline is None else min(deadline, candidate)
             control = RunControl(deadline=deadline, token=ctx.call_token)
+            # the delegating agent's URL policy governs the delegate too (the stricter wins)
+            options = RunOptions(url_policy=ctx.url_policy) if ctx.url_policy is not None else None
             with self._launch("subagent", self._depth + 1, agent, args["prompt"], deps, child_context,
-                              None, output_type, control=control) as result:
+                              options, output_type, control=control) as result:
                 output = result.output
             return output if isinstance(output, (str, int, float, bool, dict, list)) or output is None else str(output)
 

@@ -5,7 +5,11 @@ A :class:`Session` starts nothing by itself.  Runs start through a :class:`~ziga
 :meth:`Session._execute`, which is the only place that:
 
 * checks the bounds before anything starts -- the depth (``max_depth``), the number of runs
-  (``max_runs``) and the usage budgets (``max_requests``, ``max_total_tokens``);
+  (``max_runs``) and the usage budgets (``max_requests``, ``max_total_tokens``) -- and
+  tightens the child's ``RunLimits`` to what the budgets have left, so one run cannot pass
+  them either (a child stopped there raises :class:`SessionBudgetExceeded`); a nested
+  child's share is computed from the finished runs, so an ancestor still running is not
+  counted until it ends;
 * assigns the run index (0, 1, 2 ... in start order) and the deterministic correlation id
   ``<session id>/<run index>``;
 * converts the scope's one absolute deadline into the remaining time, right before the
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from zigai.agent import Agent, Result, RunOptions
+from zigai.agent import Agent, Result, RunLimits, RunOptions, UsageLimitExceeded
 from zigai.hooks import Correlation
 from zigai.multi_agent.context import Isolated, RunKind
 from zigai.multi_agent.errors import (
@@ -192,6 +196,18 @@ class Session:
                 f"session {self._id} used {self._usage.total_tokens} tokens; the budget is {limits.max_total_tokens}"
             )
 
+    def _within_budget(self, limits: RunLimits) -> tuple[RunLimits, dict[str, int]]:
+        """The child's limits, tightened to what the session budgets have left (finished runs
+        counted), and the fields that were tightened."""
+        budgets = self._limits
+        tightened: dict[str, int] = {}
+        for name, budget, used in (("max_requests", budgets.max_requests, self._usage.requests),
+                                   ("max_total_tokens", budgets.max_total_tokens, self._usage.total_tokens)):
+            own = getattr(limits, name)
+            if budget is not None and (own is None or own > budget - used):
+                tightened[name] = budget - used
+        return (replace(limits, **tightened) if tightened else limits), tightened
+
     def _emit(self, event: SessionEvent) -> None:
         if self._observer is not None:
             self._observer(event)
@@ -206,6 +222,7 @@ class Session:
             self._check_bounds(depth)
             if control is not None:
                 control.check()
+            limits, tightened = self._within_budget(options.limits if options.limits is not None else agent.limits)
             index = len(self._records) + len(self._active)
             parent = self._active[-1] if self._active else None
             self._active.append(index)
@@ -218,6 +235,7 @@ class Session:
             timeout_ms = remaining if timeout_ms is None else min(timeout_ms, remaining)
         options = replace(
             options,
+            limits=limits,
             timeout_ms=timeout_ms,
             cancellation=control.token if control is not None else options.cancellation,
             correlation=Correlation(run_id=correlation_id, trace_parent=trace_parent, node_index=index,
@@ -230,6 +248,11 @@ class Session:
             result = start(agent, options, output_type)
         except BaseException as error:
             self._finish(base, tap.usage, error)
+            if isinstance(error, UsageLimitExceeded) and tightened.get(error.limit_name or "") == error.limit:
+                raise SessionBudgetExceeded(
+                    f"session {self._id}: run {index} stopped at the session budget "
+                    f"(SessionLimits.{error.limit_name}): {error}"
+                ) from error
             raise
         try:
             self._finish(base, result.usage, None)

@@ -25,7 +25,6 @@ prepared, always before the first model request.
 from __future__ import annotations
 
 import enum
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -86,9 +85,14 @@ class EndStrategy(enum.Enum):
 
 
 def _plain_json(value: Any, what: str) -> Any:
+    """A plain copy bounded by the json_schema profile, walked without recursion."""
+    from zigai import json as zjson
+
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError) as exc:
+        return zjson.bounded_copy(value, zjson.defaults.json_schema)
+    except zjson.JsonLimitExceeded as exc:
+        raise InvalidOutputSpec(f"{what} exceeds the json_schema JSON profile: {exc}") from None
+    except (zjson.JsonError, TypeError, ValueError) as exc:
         raise InvalidOutputSpec(f"{what} is not plain JSON: {exc}") from None
 
 

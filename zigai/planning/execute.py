@@ -266,6 +266,10 @@ def execute_plan(
             notify("step_skipped", step_id)
             continue
         control.check()
+        if total_bytes >= bounds.max_total_output_bytes:  # any JSON output takes at least one byte
+            raise StepOutputTooLarge(f"plan {plan.plan_id!r}: outputs reached {bounds.max_total_output_bytes} "
+                                     f"bytes in total before step {step_id!r}; it was not run", step_id=step_id,
+                                     limit=bounds.max_total_output_bytes)
         context = StepContext(plan, step, control,
                               MappingProxyType({dep: results[dep].output_copy() for dep in step.depends_on}),
                               usage, None, trace_parent, scope)

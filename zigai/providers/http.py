@@ -44,7 +44,7 @@ from zigai.provider import (
     ProviderOperations,
     raise_provider_error,
 )
-from zigai.security import Redactor, UrlPolicy, is_sensitive_header_name
+from zigai.security import Redactor, UrlPolicy, is_sensitive_header_name, stricter_policy
 from zigai.transport.base import Headers, Transport, TransportRequest
 from zigai.transport.retry_after import extract_rate_limits
 
@@ -403,13 +403,11 @@ class Configured(ProviderOperations):
             raise InvalidProviderRequest(f"unsupported HTTP method {request.method!r}")
         url = join_endpoint(self.api_root, request.path,
                             allow_encoded_slash=self.encoded_slash_in_paths)
-        # The provider's own policy, then the caller's (an agent's): a URL must pass both.
-        for policy in (self.url_policy, request.url_policy):
-            if policy is None:
-                continue
-            policy.check(url)
-            for media in request.media_urls:  # the provider fetches these: same policy
-                policy.check(media)
+        # The provider's own policy and the caller's (an agent's): a URL must pass both.
+        policy = stricter_policy(self.url_policy, request.url_policy) or self.url_policy
+        policy.check(url)
+        for media in request.media_urls:  # the provider fetches these: same policy
+            policy.check(media)
         headers = self._headers_for(request)
         body: bytes | None = request.body
         if request.json_body is not None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from zigai.control import CancellationToken, Cancelled, RunControl, RunTimedOut
 from zigai.messages import Message, RequestMessage, UserPromptPart
+from zigai.security import UrlPolicy
 from zigai.tool.errors import DependencyTypeMismatch, InvalidFollowUpMessage, ToolTimedOut
 from zigai.usage import RunUsage
 
@@ -76,7 +77,10 @@ class ToolRunContext(Generic[DepsT]):
     ``call_deadline`` and ``call_token`` belong to this one call (set by the
     scheduler); ``control`` is the run's shared deadline and token.  Annotate a tool's
     context as ``ToolRunContext[MyDeps]`` and type checkers know ``ctx.deps`` is a
-    ``MyDeps`` (at run time the agent's ``deps_type`` check enforces it).
+    ``MyDeps`` (at run time the agent's ``deps_type`` check enforces it).  ``url_policy``
+    is the agent's ``url_policy`` (None when it sets none): a tool that opens URLs checks
+    them against it as well as against its own policy, see
+    :func:`zigai.security.stricter_policy`.
     """
 
     deps: DepsT = None  # type: ignore[assignment]  # None when the run passes no deps
@@ -90,6 +94,7 @@ class ToolRunContext(Generic[DepsT]):
     call_deadline: float | None = None
     call_token: CancellationToken = field(default_factory=CancellationToken)
     capabilities: Any = None  # the run's CapabilitySnapshot when capabilities are configured
+    url_policy: UrlPolicy | None = None  # the agent's url_policy: tools that open URLs apply it too
 
     @property
     def deadline(self) -> float | None:

@@ -25,6 +25,11 @@ Invariants
       reported in :attr:`McpToolset.rejected`, as are tools the client rejected.
     * A run deadline or cancellation that interrupts a call raises the run's own control error;
       the call's own timeout raises :class:`~zigai.tool.ToolTimedOut`.
+    * When an agent with a ``url_policy`` uses the toolset, the server URL of an HTTP client
+      transport must pass that policy as well as the transport's own
+      (:func:`~zigai.security.stricter_policy`), checked before every listing and every call;
+      a refusal raises :class:`~zigai.security.UrlPolicyViolation` and ends the run before
+      anything is sent.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from zigai.messages import (
     UserContent,
 )
 from zigai.model import TOOL_NAME_PATTERN
+from zigai.security import UrlPolicy, stricter_policy
 from zigai.tool import (
     ModelRetry,
     Tool,
@@ -135,6 +141,15 @@ def render_tool_result(result: CallToolResult, tool_name: str) -> ToolOutput:
         header = TextContent(f"Attachments returned by MCP tool {tool_name!r}:")
         follow_ups = (RequestMessage.user([header, *attachments]),)
     return ToolOutput(content, follow_ups)
+
+
+def _check_endpoint(client: Client, agent_policy: UrlPolicy | None) -> None:
+    """Refuse, before anything is sent, a server URL the agent's policy refuses (the stricter wins)."""
+    url = getattr(client.transport, "url", None)
+    if agent_policy is None or not isinstance(url, str):
+        return  # no agent policy, or a transport without a URL (stdio, in-memory)
+    own = getattr(client.transport, "url_policy", None)
+    (stricter_policy(own if isinstance(own, UrlPolicy) else None, agent_policy) or agent_policy).check(url)
 
 
 def _local_name(name: str) -> str:
@@ -235,12 +250,14 @@ class McpToolset(Toolset):
         return tuple(tools)
 
     def _prepare_step(self, ctx: ToolPrepareContext) -> tuple[Tool, ...]:
+        _check_endpoint(self._client, ctx.url_policy)
         return self.list_tools(ctx.control)
 
     def _tool(self, name: str, info: ToolInfo) -> Tool:
         client = self._client
 
         def call(arguments: dict[str, Any], ctx: ToolRunContext) -> ToolOutput:
+            _check_endpoint(client, ctx.url_policy)
             options = RequestOptions(control=RunControl(deadline=ctx.deadline, token=ctx.control.token),
                                      cancel=ctx.call_token)
             try:

@@ -20,6 +20,9 @@ Invariants
       oldest first, after ``ttl_ms``); beyond that a new task is refused with -32603.
     * ``tasks/update`` and ``tasks/cancel`` answer an empty acknowledgement; the state is read
       with ``tasks/get`` (cancelling a finished task leaves it unchanged).
+    * Task work runs on daemon workers.  :meth:`TaskServer.close` cancels every task's token,
+      drops work not yet started and returns without waiting: work that ignores its token is
+      abandoned and never keeps the process alive (its ``finally`` blocks may not run at exit).
     * Every state change (status, status message, an answered input request) is sent whole as
       ``notifications/tasks`` to the listen streams whose filter names the task id
       (:meth:`Server.notify_task`); a stream needs the client's extension declaration.
@@ -32,10 +35,10 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
+from zigai._workers import WorkerPool
 from zigai.control import CancellationToken
 from zigai.mcp.errors import (
     InternalError,
@@ -181,7 +184,7 @@ class TaskServer:
         self.max_tasks = max_tasks
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="zigai-mcp-task")
+        self._pool = WorkerPool(max_workers, "zigai-mcp-task")  # daemon: a stuck task never holds exit
         server.declare_extension(TASKS_EXTENSION)
         server.add_method("tasks/get", self._get, requires=_REQUIRES)
         server.add_method("tasks/update", self._update, requires=_REQUIRES)
@@ -192,7 +195,7 @@ class TaskServer:
             jobs = list(self._jobs.values())
         for job in jobs:
             job.token.cancel("the task server was closed")
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.shutdown()  # queued work never starts; running work is told and never waited for
 
     def __enter__(self) -> TaskServer:
         return self
