@@ -187,6 +187,13 @@ def test_over_stdio_the_ask_and_the_pushes_use_the_pipe_and_answers_come_back_on
         assert json.loads(replies.readline())["params"] == {"uri": "memo://a"}
         send({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept", "content": {"name": "Zig"}}})
         assert json.loads(replies.readline())["result"]["content"][0]["text"] == "hello Zig"
+        # a call the client cancels while its ask waits gets nothing more, not even the ask's cancel notice
+        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ask", "arguments": {}}})
+        assert json.loads(replies.readline())["method"] == "elicitation/create"
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}})
+        time.sleep(0.3)  # the ask notices the cancel within its 50 ms poll
+        send({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+        assert json.loads(replies.readline()) == {"jsonrpc": "2.0", "id": 4, "result": {}}
         client.close()
         runner.join(10)
         assert not runner.is_alive()
