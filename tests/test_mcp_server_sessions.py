@@ -126,6 +126,9 @@ def test_the_deployment_policy_applies_to_2025_clients(served: tuple[mcp.Server,
     assert post(url, call, **{"Mcp-Session-Id": session, "Origin": "https://evil.example"})[0] == 403
     delete = urllib.request.Request(url, method="DELETE", headers={"Mcp-Session-Id": session, "Host": "evil.example"})
     assert _open(delete)[0] == 421
+    listen = urllib.request.Request(url, method="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream",
+                                                                "Origin": "https://evil.example"})
+    assert _open(listen)[0] == 403  # the session's GET stream is behind the same policy
 
 
 @pytest.mark.parametrize("limit", [1, 2])
