@@ -328,3 +328,17 @@ def test_subscriptions_per_session_are_bounded_at_exactly_the_limit() -> None:
     with pytest.raises(mcp.InvalidParams):
         pushes.unsubscribe(3)
     assert not pushes.push("notifications/tools/list_changed", {})  # no channel attached
+
+
+def test_closing_the_server_ends_open_get_streams_without_waiting_out_the_grace() -> None:
+    from zigai.http_server import ServerLimits
+
+    server = asking_server()
+    handle = mcp.serve_http(server, limits=ServerLimits(close_grace_s=30))
+    raw = Raw(handle.url)
+    raw.initialize({})
+    stream = raw.open("GET", accept="text/event-stream")
+    started = time.monotonic()
+    handle.close()
+    assert time.monotonic() - started < 15  # the stream ended itself; the 30 s grace was not waited out
+    assert list(events(stream)) == []

@@ -34,7 +34,8 @@ Streaming
     answers the client POSTs with the session id.  The session's GET stream carries the
     server's change notifications (list changes; ``resources/updated`` for subscribed URIs),
     at most ``_PUSH_BACKLOG`` held for a slow reader (more are dropped with a warning), with
-    keep-alive comments; it ends when the client closes it, on DELETE and on expiry.
+    keep-alive comments; it ends when the client closes it, on DELETE, on expiry and on
+    ``Server.close_listeners`` (which ``HttpServerHandle.close`` calls).
 
 Invariants
     * The default policy accepts cleartext and browser origins only for loopback hosts, and only

@@ -350,8 +350,10 @@ class Server:
                 _log.warning("a listen stream is not being read; dropping %s for it", method)
 
     def close_listeners(self) -> None:
-        """End every open listen stream gracefully (each sends its final result)."""
+        """End every open listen stream gracefully (each sends its final result), and every 2025
+        session's GET stream."""
         self._closing.set()
+        self.sessions.streams_closing.set()
 
     # -- dispatch ---------------------------------------------------------------------------
 

@@ -102,6 +102,7 @@ class SessionTable:
         self.idle_s = idle_s
         self._lock = threading.Lock()
         self._sessions: dict[str, LegacySession] = {}
+        self.streams_closing = threading.Event()  # set by Server.close_listeners: GET streams end
 
     def __len__(self) -> int:
         with self._lock:
@@ -132,7 +133,10 @@ class SessionTable:
             return session
 
     def alive(self, session: LegacySession) -> bool:
-        """Whether ``session`` is still open (its idle clock is not restarted; an idle one expires)."""
+        """Whether ``session`` is still open (its idle clock is not restarted; an idle one expires)
+        and its GET stream may go on (not after ``Server.close_listeners``)."""
+        if self.streams_closing.is_set():
+            return False
         with self._lock:
             if not session.ended and time.monotonic() - session.last_seen > self.idle_s:
                 self._sessions.pop(session.id, None)
