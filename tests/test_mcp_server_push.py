@@ -342,3 +342,44 @@ def test_closing_the_server_ends_open_get_streams_without_waiting_out_the_grace(
     handle.close()
     assert time.monotonic() - started < 15  # the stream ended itself; the 30 s grace was not waited out
     assert list(events(stream)) == []
+
+
+def test_the_get_stream_is_behind_the_bearer_policy_before_any_session_lookup() -> None:
+    from zigai.mcp.auth.server import AccessToken, BearerAuthPolicy
+    from zigai.mcp.server.http import handle_http
+
+    resource = "http://127.0.0.1:8123/mcp"
+    policy = BearerAuthPolicy(resource, ["http://127.0.0.1:8124"], lambda token: AccessToken(
+        scopes=(), audience=(resource,)) if token == "good" else None)
+    server = asking_server()
+    session = server.sessions.open("2025-11-25", mcp.ClientCapabilities(), None)
+
+    def get(session_id: str, *extra: tuple[str, str]) -> Any:
+        headers = [("Host", "127.0.0.1:8123"), ("Accept", "text/event-stream"), ("Mcp-Session-Id", session_id),
+                   *extra]
+        return handle_http(server, None, method="GET", headers=headers, read_body=lambda n: b"", tls=False,
+                           auth=policy, path="/mcp")
+
+    assert get("unknown").status == 401  # no token: refused before the session table is asked
+    assert get(session.id, ("Authorization", "Bearer bad")).status == 401
+    assert get("unknown", ("Authorization", "Bearer good")).status == 404
+    opened = get(session.id, ("Authorization", "Bearer good"))
+    assert opened.status == 200 and session.pushes.attached
+    opened.body.close()
+    assert not session.pushes.attached
+
+
+def test_a_wsgi_container_serves_the_get_stream_and_its_close_frees_the_slot() -> None:
+    import io
+
+    server = asking_server()
+    session = server.sessions.open("2025-11-25", mcp.ClientCapabilities(), None)
+    started: list[str] = []
+    environ = {"REQUEST_METHOD": "GET", "HTTP_HOST": "127.0.0.1", "HTTP_ACCEPT": "text/event-stream",
+               "HTTP_MCP_SESSION_ID": session.id, "wsgi.input": io.BytesIO(), "wsgi.url_scheme": "http"}
+    body = mcp.wsgi_app(server)(environ, lambda status, headers: started.append(status))
+    assert started == ["200 OK"]
+    server.notify_tools_changed()
+    assert next(iter(body)).startswith(b"event: message\ndata: ")
+    body.close()  # type: ignore[attr-defined]  # what a WSGI server does when the client goes
+    assert not session.pushes.attached
