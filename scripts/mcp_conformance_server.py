@@ -1,7 +1,9 @@
 """The zigai server the official MCP conformance suite's ``server`` mode talks to.
 
 Registers the fixtures the suite's server scenarios name (``test_simple_text``,
-``test://static-text``, ``test_prompt_with_arguments``, the SEP-2322 input tools, the Tasks
+``test://static-text``, ``test_prompt_with_arguments``, the SEP-2322 input tools, the 2025
+scenarios' ``test_sampling`` / ``test_elicitation*`` / ``test_tool_with_logging`` and
+``test://watched-resource``, the Tasks
 extension's ``slow_compute`` / ``confirm_delete`` / ...) on a :class:`zigai.mcp.Server` with a
 :class:`zigai.mcp.TaskServer`, serves it on 127.0.0.1 and prints ``READY <url>`` once it accepts
 connections.  It stops on SIGTERM / SIGINT (the harness sends TERM when it is done).
@@ -175,6 +177,7 @@ def build_server() -> tuple[Server, TaskServer]:
 
     server.set_completion(complete)
     _add_input_scenarios(server)
+    _add_session_scenarios(server)
     _add_schema_and_header_scenarios(server)
     return server, _add_task_scenarios(server)
 
@@ -202,6 +205,66 @@ def _add_schema_and_header_scenarios(server: Server) -> None:
         "inputSchema": {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
                         "required": ["region"]}}),
         lambda arguments, request: CallToolResult((TextBlock(f"region {arguments.get('region')}"),)))
+
+
+def _add_session_scenarios(server: Server) -> None:
+    """The fixtures of the suite's 2025-11-25 server scenarios: tools that ask the client (a 2025
+    session sends real requests; a 2026 client gets input_required), a logging tool and the
+    resource the subscribe scenarios watch."""
+
+    def with_logging(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        for step, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+            if step:
+                time.sleep(0.05)
+            request.log(LogLevel.info, text, "conformance")
+        return CallToolResult((TextBlock("Logged three messages at info level"),))
+
+    def sampling(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        answer = request.ask(_sample("llm", str(arguments.get("prompt", "")), 100))["llm"]
+        return CallToolResult((TextBlock(f"LLM response: {_answer_text(answer)}"),))
+
+    def user_input(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+        schema = {"type": "object", "required": ["username", "email"], "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}}}
+        answer = request.ask(InputRequest("user", InputKind.elicitation, {
+            "message": str(arguments.get("message", "")), "requestedSchema": schema}))["user"]
+        return CallToolResult((TextBlock(f"User response: action={answer['action']}, "
+                                         f"content={json.dumps(answer.get('content', {}))}"),))
+
+    def elicit_schema(key: str, properties: dict[str, Any]) -> Any:
+        def handler(arguments: dict[str, Any], request: ServerRequest) -> CallToolResult:
+            answer = request.ask(InputRequest(key, InputKind.elicitation, {
+                "message": "Please review the form", "requestedSchema": {"type": "object", "properties": properties}}))
+            return CallToolResult((TextBlock(f"Elicitation completed: action={answer[key]['action']}, "
+                                             f"content={json.dumps(answer[key].get('content', {}))}"),))
+        return handler
+
+    defaults = {"name": {"type": "string", "default": "John Doe"}, "age": {"type": "integer", "default": 30},
+                "score": {"type": "number", "default": 95.5},
+                "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                "verified": {"type": "boolean", "default": True}}
+    titled = [{"const": f"value{n}", "title": title} for n, title in ((1, "First Option"), (2, "Second Option"),
+                                                                       (3, "Third Option"))]
+    enums = {"untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+             "titledSingle": {"type": "string", "oneOf": titled},
+             "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"]},
+             "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+             "titledMulti": {"type": "array", "items": {"anyOf": [
+                 {"const": f"value{n}", "title": title} for n, title in ((1, "First Choice"), (2, "Second Choice"),
+                                                                         (3, "Third Choice"))]}}}
+    for name, description, handler, arguments in (
+        ("test_tool_with_logging", "Logs three info messages 50 ms apart", with_logging, {}),
+        ("test_sampling", "Asks the client's model", sampling, {"prompt": {"type": "string"}}),
+        ("test_elicitation", "Asks the user for a username and email", user_input, {"message": {"type": "string"}}),
+        ("test_elicitation_sep1034_defaults", "Elicits a form with defaults", elicit_schema("form", defaults), {}),
+        ("test_elicitation_sep1330_enums", "Elicits a form with every enum shape", elicit_schema("form", enums), {}),
+    ):
+        server.add_tool(ToolInfo.from_json({"name": name, "description": description,
+                                            "inputSchema": {"type": "object", "properties": arguments}}), handler)
+    server.add_resource("test://watched-resource", lambda uri, request: "A resource the subscribe scenarios watch.",
+                        name="watched-resource", description="A resource to subscribe to", mime_type="text/plain")
 
 
 def _elicit(key: str, message: str, field: str, kind: str = "string") -> InputRequest:

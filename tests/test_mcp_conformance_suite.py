@@ -71,7 +71,10 @@ def test_conformance_suite_matches_the_baseline(tmp_path: Path) -> None:
     passed_2025 = {path.parent.name.rsplit("-2026-", 1)[0].removeprefix("server-") for path in legacy_checks
                    if all(check["status"] in ("SUCCESS", "INFO", "SKIPPED")
                           for check in json.loads(path.read_text()))}
-    assert {"server-initialize", "tools-list", "logging-set-level", "ping", "completion-complete"} <= passed_2025
+    assert {"server-initialize", "tools-list", "logging-set-level", "ping", "completion-complete",
+            # server-to-client requests and pushes in a 2025 session (baselined until they were built)
+            "tools-call-with-logging", "tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults",
+            "elicitation-sep1330-enums", "resources-subscribe", "resources-unsubscribe"} <= passed_2025
     assert not expected & passed_2025
     legacy_client = list((tmp_path / "client-2025-11-25").rglob("checks.json"))
     assert len(legacy_client) >= 18

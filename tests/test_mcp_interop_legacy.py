@@ -3,7 +3,8 @@
 zigai client -> mcp 1.30.0 server over stdio and Streamable HTTP (negotiation falls back to
 ``initialize``; every 2025 feature through the same public API; the session's headers, GET
 stream, 404 re-initialization and DELETE); mcp 1.30.0 client -> zigai server over stdio and
-HTTP (``initialize``, a session, DELETE at the end); agent runs (TestModel) using the mcp 1.30.0
+HTTP (``initialize``, a session, DELETE at the end; a zigai tool asking the SDK client for sampling,
+elicitation and roots; list changes and a subscribed resource's updates pushed to it); agent runs (TestModel) using the mcp 1.30.0
 server's tools through the toolset API and ``zigai run --mcp-stdio``.  The peer is a real process from the venv that
 ``scripts/mcp_peers.sh`` builds; without it these tests skip and say so.
 """
@@ -15,6 +16,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -24,6 +26,8 @@ from typing import Any
 import pytest
 from support.mcp1_peer import PEER_PYTHON, PEERS, SKIP_REASON, mcp1_http_server, server_command
 from support.mcp_peers import ROOT, build_zigai_server, stdio_command
+from support.mcp_session_peer import SCRIPT as ASKING_PEER
+from support.mcp_session_peer import build_asking_server
 
 from zigai import Agent, mcp
 from zigai.cli import ExitCode, main
@@ -188,6 +192,26 @@ def test_the_sdk_client_uses_a_zigai_server_over_http() -> None:
         assert len(server.sessions) == 0  # the SDK client ended its session with DELETE
     _check_sdk_saw_zigai(seen)
     assert isinstance(seen["session_id"], str) and len(seen["session_id"]) == 32
+
+
+def _check_sdk_was_asked(seen: dict[str, Any]) -> None:
+    assert seen["ask"] == ["model said <six times seven>; user accepted Ada; roots ['file:///srv/project']"]
+    assert seen["ask_error"] is False and seen["asked"] == ["sampling", "elicitation", "roots"]
+    assert seen["capabilities"]["resources"] == {"subscribe": True, "listChanged": True}
+    # the subscribed URI's update and the list change arrive; the unsubscribed URI's update does not
+    assert seen["notes"] == ["notifications/resources/updated memo://watched", "notifications/tools/list_changed"]
+
+
+def test_a_zigai_tool_asks_the_sdk_client_over_stdio_and_pushes_it_changes() -> None:
+    _check_sdk_was_asked(_run_sdk_client("asks", "stdio", sys.executable, str(ASKING_PEER)))
+
+
+def test_a_zigai_tool_asks_the_sdk_client_over_http_and_pushes_it_changes_on_the_get_stream() -> None:
+    server = build_asking_server()
+    with mcp.serve_http(server) as handle:
+        seen = _run_sdk_client("asks", "http", handle.url)
+        assert len(server.sessions) == 0  # DELETE ended the session (and its GET stream)
+    _check_sdk_was_asked(seen)
 
 
 # ----------------------------------------------------------------------------- agent runs

@@ -66,8 +66,9 @@ def test_a_2025_client_is_served_over_http_with_a_session(served: tuple[mcp.Serv
         assert client.read_resource("notes://zig").contents[0].text == "note zig"  # type: ignore[union-attr]
         found = client.discover()
         assert found.server_info == mcp.Implementation("zigai-peer", "1.0")
-        # a session declares nothing it would have to push
-        assert found.capabilities.tools == {} and found.capabilities.extensions is None
+        # a session declares the changes it pushes (its GET stream carries them), no 2026 extensions
+        assert found.capabilities.tools == {"listChanged": True} and found.capabilities.extensions is None
+        assert found.capabilities.resources == {"listChanged": True, "subscribe": True}
         client.ping()
     assert [n.method for n in seen].count("notifications/progress") == 2
     assert [n.method for n in seen].count("notifications/message") == 2  # the session's log level applies
@@ -125,6 +126,9 @@ def test_the_deployment_policy_applies_to_2025_clients(served: tuple[mcp.Server,
     assert post(url, call, **{"Mcp-Session-Id": session, "Origin": "https://evil.example"})[0] == 403
     delete = urllib.request.Request(url, method="DELETE", headers={"Mcp-Session-Id": session, "Host": "evil.example"})
     assert _open(delete)[0] == 421
+    listen = urllib.request.Request(url, method="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream",
+                                                                "Origin": "https://evil.example"})
+    assert _open(listen)[0] == 403  # the session's GET stream is behind the same policy
 
 
 @pytest.mark.parametrize("limit", [1, 2])
@@ -166,7 +170,7 @@ def test_initialize_params_are_checked(served: tuple[mcp.Server, str]) -> None:
     assert post(url, bad_caps)[2]["error"]["code"] == -32602
 
 
-def test_input_asking_handlers_and_bad_log_levels_fail_in_a_session() -> None:
+def test_input_asking_handlers_without_a_channel_and_bad_log_levels_fail_in_a_session() -> None:
     server = mcp.Server("asker", "1")
 
     def ask(args: dict[str, Any], request: mcp.ServerRequest) -> str:
@@ -175,15 +179,15 @@ def test_input_asking_handlers_and_bad_log_levels_fail_in_a_session() -> None:
         return str(answers)
 
     server.add_tool(mcp.ToolInfo("ask", {"type": "object"}), ask)
+    session = server.sessions.open("2025-11-25", mcp.ClientCapabilities(elicitation={}), None)
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask", "arguments": {}}}
+    reply = server.handle_value(call, session=session)  # in process: no channel to send the client a request on
+    assert reply is not None and reply["error"]["code"] == -32600 and "2026-07-28" in reply["error"]["message"]
     with mcp.serve_http(server) as handle:
-        eliciting = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}
-        _, headers, _ = post(handle.url, eliciting)
-        session = {"Mcp-Session-Id": headers["mcp-session-id"]}
-        reply = post(handle.url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                  "params": {"name": "ask", "arguments": {}}}, **session)[2]
-        assert reply["error"]["code"] == -32600 and "2026-07-28" in reply["error"]["message"]
+        _, headers, _ = post(handle.url, INIT)
+        named = {"Mcp-Session-Id": headers["mcp-session-id"]}
         reply = post(handle.url, {"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel",
-                                  "params": {"level": "loud"}}, **session)[2]
+                                  "params": {"level": "loud"}}, **named)[2]
         assert reply["error"]["code"] == -32602
 
 
@@ -209,4 +213,4 @@ def test_2025_shapes_drop_what_the_revision_cannot_carry() -> None:
     assert called == {"content": []}
     assert legacy_capabilities({"logging": {}, "experimental": None, "extensions": {"x/y": {}},
                                 "tools": {"listChanged": True}}) == {"logging": {}, "experimental": None,
-                                                                      "tools": {}}
+                                                                      "tools": {"listChanged": True}}

@@ -11,13 +11,15 @@ Invariants
       entry's Bearer policy), its own modules and layers below MCP; never ``client``
       (tests/test_mcp_layout.py).
     * ``server`` imports ``sessions``; sessions see the server through a structural protocol,
-      and both build :class:`~zigai.mcp.ServerRequest` from ``request``.
+      and both build :class:`~zigai.mcp.ServerRequest` from ``request``; ``outbound`` imports
+      only ``wire`` and ``errors``.
 
 Submodules
     ``input`` (``ServerRequest.ask``, sealed ``requestState``), ``request``
     (:class:`~zigai.mcp.ServerRequest`, :func:`~zigai.mcp.current_request`), ``values``
     (handler values as results, cursors), ``sessions`` (2025 clients: ``initialize``, the
-    bounded session table), ``server`` (:class:`~zigai.mcp.Server`), ``tasks``
+    bounded session table), ``outbound`` (a session's requests to its client and the
+    notifications pushed to it), ``server`` (:class:`~zigai.mcp.Server`), ``tasks``
     (:class:`~zigai.mcp.TaskServer`), ``stdio`` (:func:`~zigai.mcp.serve_stdio`), ``http``
     (deployment policy, WSGI and ``http.server`` entries), ``memory``
     (:class:`~zigai.mcp.InProcessTransport`).

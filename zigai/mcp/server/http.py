@@ -10,16 +10,18 @@ Order of checks (first failure wins, no JSON parsed before step 5)
        an ``Origin`` not allowed (DNS rebinding) -> 403;
     1a. with an authorization policy (:class:`~zigai.mcp.auth.server.BearerAuthPolicy`): a GET
        of its protected resource metadata path is answered with the metadata document;
-    2. method other than POST -> 405 with ``Allow: POST`` (no GET stream), except a ``DELETE``
-       naming an ``Mcp-Session-Id``, which ends that 2025 session after 2a (200, or 404 unknown);
+    2. method other than POST -> 405 with ``Allow: POST``, except, after 2a, a ``DELETE`` naming an
+       ``Mcp-Session-Id``, which ends that 2025 session (200, or 404 unknown), and a ``GET``
+       naming one, which opens that session's stream (404 unknown, 406 without
+       ``text/event-stream`` in ``Accept``, 409 when the session has its stream open already);
     2a. with an authorization policy: the Bearer token is validated for the canonical resource
        -> 401 / 403 / 400 with the policy's ``WWW-Authenticate`` header;
     3. ``Content-Type`` not ``application/json`` -> 415; ``Accept`` lacking JSON or SSE -> 406;
     4. no ``Content-Length`` -> 411; a body over the limit -> 413;
     5. a 2025 session: an unknown or expired ``Mcp-Session-Id`` -> 404, an ``MCP-Protocol-Version``
        that is not the session's -> 400; ``initialize`` opens a session (its id in the
-       ``Mcp-Session-Id`` response header, see :mod:`zigai.mcp.server.sessions`) and a
-       session's notifications are accepted (202);
+       ``Mcp-Session-Id`` response header, see :mod:`zigai.mcp.server.sessions`); a session's
+       notifications, and its responses to the server's requests, are accepted (202);
     6. the dispatcher's ladder (see :mod:`zigai.mcp.server.server`), errors mapped to 400/404.
 
 Streaming
@@ -27,7 +29,13 @@ Streaming
     (or within ``sse_commit_s``); otherwise the answer becomes ``text/event-stream``: the
     notifications, keep-alive comments every ``keepalive_s``, then the response.
     ``subscriptions/listen`` always streams.  When the client goes away the request is
-    cancelled and nothing more is sent for it.
+    cancelled and nothing more is sent for it.  A 2025 session's handler that asks the client
+    for input sends its requests on this response stream (so it becomes SSE) and waits for the
+    answers the client POSTs with the session id.  The session's GET stream carries the
+    server's change notifications (list changes; ``resources/updated`` for subscribed URIs),
+    at most ``_PUSH_BACKLOG`` held for a slow reader (more are dropped with a warning), with
+    keep-alive comments; it ends when the client closes it, on DELETE, on expiry and on
+    ``Server.close_listeners`` (which ``HttpServerHandle.close`` calls).
 
 Invariants
     * The default policy accepts cleartext and browser origins only for loopback hosts, and only
@@ -54,7 +62,7 @@ import queue
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -92,6 +100,7 @@ __all__ = ["DeploymentPolicy", "HttpReply", "handle_http", "wsgi_app", "serve_ht
 
 _log = logging.getLogger("zigai.mcp.server_http")
 _GONE_POLL_S = 0.25
+_PUSH_BACKLOG = 256  # notifications a session's GET stream holds for a slow reader before dropping
 
 
 @dataclass(slots=True)
@@ -151,7 +160,8 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
     if auth is not None and method == "GET" and path.split("?", 1)[0] == auth.metadata_path:
         return _json_reply(200, auth.metadata())
     ending = method == "DELETE" and bool(folded.get("mcp-session-id"))  # a 2025 client ends its session
-    if method != "POST" and not ending:
+    listening = method == "GET" and bool(folded.get("mcp-session-id"))  # ... or opens its push stream
+    if method != "POST" and not ending and not listening:
         reply = _refused(405, "the MCP endpoint accepts POST only")
         reply.headers.append(("Allow", "POST"))
         return reply
@@ -161,6 +171,8 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
             reply = _json_reply(denied.status, denied.body())
             reply.headers.append(("WWW-Authenticate", denied.www_authenticate))
             return reply
+    if listening:
+        return _session_stream(server, policy, folded, client_gone or _never)
     if ending:
         ended = server.sessions.close(folded["mcp-session-id"][0])
         return _json_reply(200, None) if ended else _refused(404, "the MCP session is unknown or expired")
@@ -205,6 +217,9 @@ def handle_http(server: Server, policy: DeploymentPolicy | None, *, method: str,
             return _json_reply(400, error_message(None, error.to_json()))
         return _json_reply(202, None)
     if not isinstance(message, JsonRpcRequest):
+        if session is not None:  # a 2025 client answering one of the server's requests
+            session.calls.resolve(message)  # an answer nobody waits for is dropped
+            return _json_reply(202, None)
         return _json_reply(400, error_message(None, InvalidRequest("clients do not send responses").to_json()))
     return _exchange(server, policy, value, message.method == "subscriptions/listen", folded, tls,
                      client_gone or _never, session)
@@ -231,9 +246,13 @@ def _exchange(server: Server, policy: DeploymentPolicy, value: Any, listen: bool
     def emit(notification: Notification) -> None:
         put(("note", notification.to_json()))
 
+    def send(message: dict[str, Any]) -> None:  # a 2025 session's request to the client, on this stream
+        put(("note", message))
+
     def work() -> None:
         try:
-            reply = server.handle_value(value, headers=headers, tls=tls, emit=emit, token=token, session=session)
+            reply = server.handle_value(value, headers=headers, tls=tls, emit=emit, token=token, session=session,
+                                        send=send)
         except BaseException as exc:  # pragma: no cover - handle_value maps handler failures itself
             _log.exception("MCP HTTP dispatch failed")
             reply = error_message(None, {"code": -32603, "message": f"internal error ({type(exc).__name__})"})
@@ -290,6 +309,70 @@ def _stream(items: queue.Queue[tuple[str, Any]], first: tuple[str, Any] | None, 
     finally:
         if not finished:
             token.cancel("the client closed the response stream")
+
+
+def _session_stream(server: Server, policy: DeploymentPolicy, headers: dict[str, tuple[str, ...]],
+                    client_gone: Callable[[], bool]) -> HttpReply:
+    """Open a 2025 session's GET stream: the server's change notifications for that session."""
+    session, refused = http_session(server, headers)
+    if refused is not None:
+        return _refused(int(refused[:3]), refused[4:])
+    assert session is not None
+    accept = ",".join(headers.get("accept", ())).lower()
+    if "text/event-stream" not in {part.split(";", 1)[0].strip() for part in accept.split(",")}:
+        return _refused(406, "Accept must list text/event-stream to open the session's stream")
+    stream = _PushStream(server, session, policy.keepalive_s, client_gone)
+    if not session.pushes.attach(stream.put):
+        return _refused(409, "this session already has its GET stream open; only one is served per session")
+    headers_out = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache, no-transform"),
+                   ("X-Accel-Buffering", "no")]
+    return HttpReply(200, headers_out, stream)
+
+
+class _PushStream:
+    """The body of a session's GET stream: bounded, ended by the client, DELETE or expiry.
+    ``close()`` frees the session's one stream slot even when the body was never read."""
+
+    def __init__(self, server: Server, session: LegacySession, keepalive_s: float,
+                 client_gone: Callable[[], bool]) -> None:
+        self._items: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=_PUSH_BACKLOG)
+        self._body = self._run(server, session, keepalive_s, client_gone)
+        self._session = session
+
+    def put(self, message: dict[str, Any]) -> None:
+        try:
+            self._items.put_nowait(message)
+        except queue.Full:
+            _log.warning("a session's GET stream is not being read; dropping %s for it", message.get("method"))
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        return next(self._body)
+
+    def close(self) -> None:
+        self._session.pushes.detach(self.put)
+        self._body.close()
+
+    def _run(self, server: Server, session: LegacySession, keepalive_s: float,
+             client_gone: Callable[[], bool]) -> Generator[bytes, None, None]:
+        try:
+            last = time.monotonic()
+            while server.sessions.alive(session):
+                try:
+                    message = self._items.get(timeout=_GONE_POLL_S)
+                except queue.Empty:
+                    if client_gone():
+                        return
+                    if time.monotonic() - last >= keepalive_s:
+                        last = time.monotonic()
+                        yield b": keepalive\n\n"
+                    continue
+                last = time.monotonic()
+                yield _event(message)
+        finally:
+            session.pushes.detach(self.put)
 
 
 # ----------------------------------------------------------------------------- WSGI

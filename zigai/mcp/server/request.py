@@ -19,12 +19,12 @@ Invariants
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zigai.control import RunControl
-from zigai.mcp.server.input import RoundInput, take_answers
+from zigai.mcp.server.input import InputStillNeeded, RoundInput, take_answers
 from zigai.mcp.wire.input import InputRequest
 from zigai.mcp.wire.jsonrpc import RequestId
 from zigai.mcp.wire.primitives import ClientCapabilities, Implementation, LogLevel, Notification
@@ -44,7 +44,8 @@ class ServerRequest:
     """What a handler may know and do while serving one request.
 
     ``control`` carries the request's cancellation (client cancel, closed stream) and the
-    server's per-request deadline; ``headers``/``tls`` are the HTTP facts (None on stdio).
+    server's per-request deadline; ``headers``/``tls`` are the HTTP facts (None on stdio);
+    ``ask_client`` (2025 sessions only) sends input requests to the client and waits.
     """
 
     id: RequestId
@@ -60,6 +61,7 @@ class ServerRequest:
     tls: bool | None = None
     emit_fn: Callable[[Notification], None] | None = None
     input: RoundInput = field(default_factory=lambda: RoundInput({}, None, {}))
+    ask_client: Callable[[Sequence[InputRequest], RoundInput], None] | None = None
 
     @property
     def request_state(self) -> str | None:
@@ -72,7 +74,15 @@ class ServerRequest:
         When an answer is missing this raises :class:`InputStillNeeded`; the server answers
         ``input_required`` for the missing keys with a sealed ``requestState`` carrying ``state``
         and every answer so far, so on the retry this call returns (see ``server.input``).
+        In a 2025 session (``ask_client`` set) the missing requests go to the client as requests
+        of their own and this call waits for the answers instead.
         """
+        try:
+            return take_answers(self.input, self.client_capabilities, requests, state)
+        except InputStillNeeded as still:
+            if self.ask_client is None:
+                raise
+            self.ask_client(still.needed.requests, self.input)
         return take_answers(self.input, self.client_capabilities, requests, state)
 
     def emit(self, notification: Notification) -> None:

@@ -69,6 +69,7 @@ from zigai.mcp.server.input import (
     open_round,
     seal_round,
 )
+from zigai.mcp.server.outbound import Send
 from zigai.mcp.server.request import ServerRequest, _current
 from zigai.mcp.server.values import (
     block_of,
@@ -338,6 +339,8 @@ class Server:
         self._publish("notifications/tasks", state.to_json())
 
     def _publish(self, method: str, params: dict[str, Any]) -> None:
+        if method != "notifications/tasks":  # 2025 sessions know no tasks
+            self.sessions.publish(method, params)
         with self._lock:
             listeners = list(self._listeners.values())
         for events, _subscription in listeners:
@@ -347,8 +350,10 @@ class Server:
                 _log.warning("a listen stream is not being read; dropping %s for it", method)
 
     def close_listeners(self) -> None:
-        """End every open listen stream gracefully (each sends its final result)."""
+        """End every open listen stream gracefully (each sends its final result), and every 2025
+        session's GET stream."""
         self._closing.set()
+        self.sessions.streams_closing.set()
 
     # -- dispatch ---------------------------------------------------------------------------
 
@@ -369,7 +374,8 @@ class Server:
     def handle_value(self, value: Any, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                      tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
                      token: CancellationToken | None = None,
-                     session: sessions.LegacySession | None = None) -> dict[str, Any] | None:
+                     session: sessions.LegacySession | None = None,
+                     send: Send | None = None) -> dict[str, Any] | None:
         """:meth:`handle` for a message already parsed under the MCP limits."""
         request_id = value.get("id") if isinstance(value, dict) else None
         try:
@@ -382,7 +388,7 @@ class Server:
         if not isinstance(parsed, JsonRpcRequest):
             return error_message(None, InvalidRequest("clients do not send responses in MCP 2026-07-28").to_json())
         try:
-            result = self.dispatch(parsed, headers=headers, tls=tls, emit=emit, token=token, session=session)
+            result = self.dispatch(parsed, headers=headers, tls=tls, emit=emit, token=token, session=session, send=send)
         except McpErrorResponse as exc:
             if token is not None and token.cancelled:
                 return NO_REPLY
@@ -393,14 +399,16 @@ class Server:
 
     def dispatch(self, request: JsonRpcRequest, *, headers: Mapping[str, tuple[str, ...]] | None = None,
                  tls: bool | None = None, emit: Callable[[Notification], None] | None = None,
-                 token: CancellationToken | None = None, session: sessions.LegacySession | None = None) -> dict[str, Any]:
+                 token: CancellationToken | None = None, session: sessions.LegacySession | None = None,
+                 send: Send | None = None) -> dict[str, Any]:
         """Run the ladder and the handler for one parsed request; raise McpErrorResponse on failure.
-        A request of a 2025 ``session`` (no 2026 envelope) is served by ``server.sessions``."""
+        A request of a 2025 ``session`` (no 2026 envelope) is served by ``server.sessions``; ``send``
+        carries that session's requests to the client."""
         params = dict(request.params or {})
         meta = params.pop("_meta", None)
         if session is not None and not (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta):
             return sessions.serve_session(self, session, request, params, meta, headers=headers, tls=tls, emit=emit,
-                                          token=token)
+                                          token=token, send=send)
         if not isinstance(meta, dict) or META_PROTOCOL_VERSION not in meta or META_CLIENT_CAPABILITIES not in meta:
             raise InvalidParams(f"params._meta must carry {META_PROTOCOL_VERSION!r} and {META_CLIENT_CAPABILITIES!r}")
         version = meta[META_PROTOCOL_VERSION]

@@ -15,11 +15,16 @@ Invariants
     * A session id is 32 random URL-safe characters (visible ASCII, as the revisions require);
       an unknown or expired id is answered 404 over HTTP.
     * Methods of the other era are unknown in a session (``server/discover``,
-      ``subscriptions/listen`` -> -32601); ``ping`` and ``logging/setLevel`` are served here.
-      The server pushes nothing outside a request (no standalone stream), so a session's
-      capabilities declare no ``listChanged`` and no ``subscribe`` and ``resources/subscribe``
-      is unknown.  A handler that asks for multi round-trip input cannot do so in a 2025
-      session (-32600, naming 2026-07-28).
+      ``subscriptions/listen`` -> -32601); ``ping``, ``logging/setLevel`` and
+      ``resources/(un)subscribe`` are served here.
+    * A handler's ``ask()`` in a session becomes real requests to the client (sampling,
+      elicitation, roots) over the channel the transport passes as ``send``, answered through
+      the session's :class:`~zigai.mcp.server.outbound.ClientCalls`; without a channel (a
+      request handled in process) it is refused with -32600, naming 2026-07-28.
+    * The server's change notifications reach every session whose transport attached a push
+      channel (stdio: the pipe; HTTP: the session's GET stream); ``resources/updated`` only
+      those subscribed to the URI.  Ending a session (DELETE, expiry, end of input) ends its
+      waits and its GET stream.
     * Results keep the 2025 shapes: a non-object ``structuredContent`` is dropped (the content
       blocks still carry the value) and so is a tool's non-object ``outputSchema``.
 """
@@ -29,7 +34,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -42,7 +47,9 @@ from zigai.mcp.errors import (
     MethodNotFound,
 )
 from zigai.mcp.server.input import RoundInput
+from zigai.mcp.server.outbound import ClientCalls, Pushes, Send
 from zigai.mcp.server.request import ServerRequest
+from zigai.mcp.wire.input import InputRequest
 from zigai.mcp.wire.jsonrpc import (
     META_PROTOCOL_VERSION,
     PROTOCOL_VERSION,
@@ -79,6 +86,12 @@ class LegacySession:
     log_level: LogLevel | None = None
     initialized: bool = False
     last_seen: float = field(default_factory=time.monotonic)
+    calls: ClientCalls = field(default_factory=ClientCalls)
+    pushes: Pushes = field(default_factory=Pushes)
+
+    @property
+    def ended(self) -> bool:
+        return self.calls.ended.is_set()
 
 
 class SessionTable:
@@ -89,6 +102,7 @@ class SessionTable:
         self.idle_s = idle_s
         self._lock = threading.Lock()
         self._sessions: dict[str, LegacySession] = {}
+        self.streams_closing = threading.Event()  # set by Server.close_listeners: GET streams end
 
     def __len__(self) -> int:
         with self._lock:
@@ -113,17 +127,41 @@ class SessionTable:
                 return None
             if now - session.last_seen > self.idle_s:
                 del self._sessions[session_id]
+                session.calls.ended.set()
                 return None
             session.last_seen = now
             return session
 
+    def alive(self, session: LegacySession) -> bool:
+        """Whether ``session`` is still open (its idle clock is not restarted; an idle one expires)
+        and its GET stream may go on (not after ``Server.close_listeners``)."""
+        if self.streams_closing.is_set():
+            return False
+        with self._lock:
+            if not session.ended and time.monotonic() - session.last_seen > self.idle_s:
+                self._sessions.pop(session.id, None)
+                session.calls.ended.set()
+        return not session.ended
+
     def close(self, session_id: str) -> bool:
         with self._lock:
-            return self._sessions.pop(session_id, None) is not None
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.calls.ended.set()
+        return True
+
+    def publish(self, method: str, params: Mapping[str, Any]) -> int:
+        """Push one change notification to the sessions that take it; how many did."""
+        now = time.monotonic()
+        with self._lock:
+            self._expire(now)
+            live = list(self._sessions.values())
+        return sum(session.pushes.push(method, params) for session in live)
 
     def _expire(self, now: float) -> None:
         for key in [key for key, session in self._sessions.items() if now - session.last_seen > self.idle_s]:
-            del self._sessions[key]
+            self._sessions.pop(key).calls.ended.set()
 
 
 def opens_session(request: JsonRpcRequest, header_version: str | None = None) -> bool:
@@ -179,19 +217,33 @@ def initialize_reply(server: Server, request: JsonRpcRequest) -> tuple[dict[str,
 
 def serve_session(server: Server, session: LegacySession, request: JsonRpcRequest, params: dict[str, Any],
                   meta: Any, *, headers: Mapping[str, tuple[str, ...]] | None, tls: bool | None,
-                  emit: Callable[[Notification], None] | None, token: CancellationToken | None) -> dict[str, Any]:
-    """Serve one request of a 2025 session: this module's own methods, else the server's handler."""
+                  emit: Callable[[Notification], None] | None, token: CancellationToken | None,
+                  send: Send | None = None) -> dict[str, Any]:
+    """Serve one request of a 2025 session: this module's own methods, else the server's handler.
+
+    ``send`` carries this request's requests to the client (None: the handler cannot ask)."""
     own = legacy_result(session, request.method, params)
     if own is not None:
         return own
     handler = server._handler_for(request.method)
     progress = meta.get("progressToken") if isinstance(meta, dict) else None
+    control = RunControl.start(server.request_timeout_ms, token=token)
     context = ServerRequest(
         id=request.id, method=request.method, params=params, protocol_version=session.protocol_version,
         client_capabilities=session.client_capabilities, client_info=session.client_info, log_level=session.log_level,
         progress_token=progress if isinstance(progress, (int, str)) and not isinstance(progress, bool) else None,
-        control=RunControl.start(server.request_timeout_ms, token=token), headers=headers, tls=tls, emit_fn=emit)
+        control=control, headers=headers, tls=tls, emit_fn=emit,
+        ask_client=None if send is None else _asker(session, send, control))
     return server._serve(handler, context, context.input, legacy=True)
+
+
+def _asker(session: LegacySession, send: Send, control: RunControl) -> Callable[[Sequence[InputRequest], RoundInput],
+                                                                                  None]:
+    def ask(requests: Sequence[InputRequest], round_input: RoundInput) -> None:
+        for request in requests:  # one at a time, in the handler's order, as a person answers them
+            round_input.responses[request.key] = session.calls.call(send, request.method, request.params, control)
+
+    return ask
 
 
 def http_session(server: Server, headers: Mapping[str, tuple[str, ...]]) -> tuple[LegacySession | None, str | None]:
@@ -226,15 +278,8 @@ def needs_modern_input(method: str, version: str) -> InvalidRequest:
 
 
 def legacy_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
-    """The 2026 capability object as a session declares it (nothing pushed, no extensions)."""
-    declared: dict[str, Any] = {}
-    for name, settings in capabilities.items():
-        if name == "extensions":
-            continue
-        if isinstance(settings, Mapping):
-            settings = {k: v for k, v in settings.items() if k not in ("listChanged", "subscribe")}
-        declared[name] = settings
-    return declared
+    """The 2026 capability object as a session declares it (the same, less the 2026 extensions)."""
+    return {name: settings for name, settings in capabilities.items() if name != "extensions"}
 
 
 def legacy_result(session: LegacySession, method: str, params: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -249,5 +294,11 @@ def legacy_result(session: LegacySession, method: str, params: Mapping[str, Any]
             session.log_level = LogLevel(params.get("level"))
         except ValueError:
             raise InvalidParams(f"unknown log level {params.get('level')!r}") from None
+        return {}
+    if method == "resources/subscribe":
+        session.pushes.subscribe(params.get("uri"))
+        return {}
+    if method == "resources/unsubscribe":
+        session.pushes.unsubscribe(params.get("uri"))
         return {}
     return None

@@ -6,7 +6,9 @@ Job
     reply and notification as exactly one line under one lock, honour
     ``notifications/cancelled``, and return when the input ends.  A client that opens with a
     2025 ``initialize`` gets one session for the connection (``server.sessions``): its later
-    requests without the 2026 envelope are served under that session's revision.
+    requests without the 2026 envelope are served under that session's revision, its handlers'
+    requests to the client go down the same pipe (the answers come back on the input and are
+    routed to the waiting handler), and so do the server's change notifications.
 
 Invariants
     * A line longer than ``max_line_bytes`` is answered with -32700 and skipped up to its
@@ -125,7 +127,9 @@ class _Session:
                     token.cancel(str((message.params or {}).get("reason") or "cancelled by the client"))
             return
         if not isinstance(message, JsonRpcRequest):
-            return  # clients send no responses; nothing to answer
+            if self.legacy is not None:  # a 2025 client answering one of the server's requests
+                self.legacy.calls.resolve(message)
+            return  # a response nobody waits for is dropped
         if opens_session(message):
             reply, session = initialize_reply(self.server, message)
             if session is not None:
@@ -133,6 +137,8 @@ class _Session:
                     self.server.sessions.close(self.legacy.id)
                 self.legacy = session
             self.write(reply)
+            if session is not None:
+                session.pushes.attach(self.write)  # change notifications go down the same pipe
             return
         if not self.slots.acquire(blocking=False):
             self.write(error_message(message.id, InternalError("server busy: too many concurrent requests").to_json()))
@@ -152,8 +158,12 @@ class _Session:
             if not token.cancelled:
                 self.write(notification.to_json())
 
+        def send(message: dict[str, Any]) -> None:
+            if not token.cancelled:
+                self.write(message)
+
         try:
-            reply = self.server.handle_value(value, emit=emit, token=token, session=self.legacy)
+            reply = self.server.handle_value(value, emit=emit, token=token, session=self.legacy, send=send)
             if reply is not None and reply is not NO_REPLY and not token.cancelled:
                 self.write(reply)
         finally:
