@@ -8,8 +8,12 @@ slots.  Reading gives a view: a ``tuple`` subclass holding the very strings stor
 hashes, iterates, prints and pickles exactly as the plain tuple does) that is also callable.
 Calling it registers the function as a dynamic instruction of the agent it was read from, by
 that agent's registering rule: allowed only before its first run, then ``AgentFrozen``.
-Writing goes straight to the slot, so construction, ``dataclasses.replace`` and unpickling
-store plain tuples as before.
+Writing stores into the slot (a view handed back, as ``copy.copy`` does, is unwrapped first),
+so construction, ``dataclasses.replace``, copying and unpickling store plain tuples as before.
+
+A view is a subclass, so code that insists on exactly ``tuple`` (``type(x) is tuple``,
+``yaml.safe_dump``) takes ``tuple(agent.instructions)``; rebuilding one with
+``type(view)(items)`` gives a plain tuple.
 
 Invariants: the stored value is always a plain ``tuple[str, ...]``; a view is built on each
 read and holds only the strings and one bound registering method of its agent; nothing here
