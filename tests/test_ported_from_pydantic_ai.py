@@ -1,7 +1,8 @@
 """A test module written the way a PydanticAI user writes one, running on zigai.
 
-Decorated tools with ``RunContext[Deps]``, ``output_type``, an output validator, ``override``
-with ``TestModel``, ``run_sync`` and ``message_history``.  Only the import block between the
+Decorated tools with ``RunContext[Deps]``, ``@agent.instructions`` and ``@agent.system_prompt``
+functions, ``output_type``, an output validator, ``override`` with ``TestModel``, ``run_sync``,
+``result.usage`` and ``message_history``.  Only the import block between the
 two marker comments differs from its PydanticAI twin: ``tests/test_pydantic_ai_twin.py``
 swaps that block for PydanticAI's imports and runs this same file against pydantic-ai-slim.
 """
@@ -54,6 +55,16 @@ def units() -> str:
     return "celsius"
 
 
+@weather_agent.instructions
+def mention_city(ctx: RunContext[Deps]) -> str:
+    return f"The user is in {ctx.deps.city}."
+
+
+@weather_agent.system_prompt
+def house_style() -> str:
+    return "Keep forecasts short."
+
+
 @weather_agent.output_validator
 def city_matches(ctx: RunContext[Deps], output: Forecast) -> Forecast:
     if output.city != ctx.deps.city:
@@ -80,6 +91,34 @@ def _user_prompts(messages: list[object] | tuple[object, ...]) -> list[object]:
         for part in message.parts  # type: ignore[attr-defined]
         if part.part_kind == "user-prompt"
     ]
+
+
+def _what_the_model_was_told(messages: list[object] | tuple[object, ...]) -> str:
+    told: list[str] = []
+    for message in messages:
+        if message.kind == "request":  # type: ignore[attr-defined]
+            told += [p.content for p in message.parts if p.part_kind == "system-prompt"]  # type: ignore[attr-defined]
+            told.append(message.instructions or "")  # type: ignore[attr-defined]
+    return "\n".join(told)
+
+
+def test_instruction_and_system_prompt_functions_reach_the_model() -> None:
+    bergen = {"city": "Bergen", "summary": "rain"}
+    with weather_agent.override(model=TestModel(custom_output_args=bergen)):
+        result = weather_agent.run_sync("Weather?", deps=Deps("Bergen"))
+    told = _what_the_model_was_told(result.all_messages())
+    assert "Answer with a forecast for the user's city." in told
+    assert "The user is in Bergen." in told
+    assert "Keep forecasts short." in told
+    assert weather_agent.instructions  # the configured instructions are still there to read
+
+
+def test_usage_counts_the_requests_and_tool_calls() -> None:
+    with weather_agent.override(model=TestModel(custom_output_args=OSLO)):
+        result = weather_agent.run_sync("Weather?", deps=Deps("Oslo"))
+    usage = result.usage
+    assert (usage.requests, usage.tool_calls) == (2, 2)  # the tools' step, then the answer
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens > 0
 
 
 def test_tools_get_the_deps_and_the_output_is_the_typed_value() -> None:

@@ -51,4 +51,4 @@ def test_the_same_module_passes_on_pydantic_ai(tmp_path: Path) -> None:
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
     )
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-2000:]
-    assert "4 passed" in completed.stdout
+    assert "6 passed" in completed.stdout

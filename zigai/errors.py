@@ -21,7 +21,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 (DocumentTooLarge, ValueTooLarge,
     │                                                 NestingTooDeep, TooManyItems)
     ├── MessageError              zigai.messages      InvalidMessagePart, InvalidProviderDetails
-    │                             zigai.usage         InvalidUsage
+    │                             zigai.usage         InvalidUsage (UsageNotCallable)
     │                             zigai.pricing       InvalidPrice, InvalidPriceTable
     ├── HistoryError              zigai.history       InvalidHistory, UnsupportedHistoryVersion,
     │                                                 HistoryTooLarge, HistoryClosed,

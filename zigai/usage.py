@@ -25,21 +25,28 @@ attempt, including failed and retried ones, so ``attempts >= requests`` for an a
 ``run_time_ns`` (wall time of the run's invocations).  The two durations are measurements,
 not counts: they are summed like the counters but take no part in ``==`` or ``hash``, so
 two runs that did the same work compare equal however long they took.
+
+Calling a :class:`RunUsage` (``result.usage()``, PydanticAI 1's spelling) raises
+:class:`UsageNotCallable`, which says to drop the parentheses.
 """
 
 from __future__ import annotations
 
 from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from zigai.errors import MessageError
 
-__all__ = ["InvalidUsage", "RequestUsage", "RunUsage", "UsageDetails"]
+__all__ = ["InvalidUsage", "RequestUsage", "RunUsage", "UsageDetails", "UsageNotCallable"]
 
 
 class InvalidUsage(MessageError):
     """A usage counter was negative, not an int, or broke an inclusive-subset invariant."""
+
+
+class UsageNotCallable(InvalidUsage, TypeError):
+    """A :class:`RunUsage` was called, as in ``result.usage()``: ``usage`` is a property."""
 
 
 class UsageDetails(Mapping[str, int]):
@@ -228,6 +235,14 @@ class RunUsage:
         for name in _RUN_FIELDS:
             _check_count(name, getattr(self, name))
         _validate_tokens(self)
+
+    if not TYPE_CHECKING:  # type checkers keep reporting the call as an error
+
+        def __call__(self, *args: object, **kwargs: object) -> NoReturn:
+            raise UsageNotCallable(
+                "usage is a property, not a method: write result.usage (no parentheses), as "
+                "PydanticAI 2 does; result.usage() was the PydanticAI 1 spelling"
+            )
 
     @property
     def total_tokens(self) -> int:

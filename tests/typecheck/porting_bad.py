@@ -29,3 +29,8 @@ number: int = agent.run("go").output  # expect: Incompatible types in assignment
 
 async def ported() -> None:
     await agent.run("go")  # expect: Incompatible types in "await" (actual type "Result[str]"
+
+
+agent.run("go").usage()  # expect: "RunUsage" not callable
+agent.instructions(dynamic=True)  # expect: No overload variant of "__call__" of "InstructionsView" matches argument type "bool"
+agent.instructions = ("x",)  # expect: Incompatible types in assignment

@@ -54,3 +54,25 @@ listed = Agent(TestModel(), output_type=list[Forecast])
 assert_type(listed.run("go").output, list[Forecast])
 by_name = Agent("openai:gpt-5-mini", output_type=Forecast)  # a model string is a model
 assert_type(by_name, Agent[Any, Forecast])
+
+
+@annotated.instructions
+def mention(ctx: RunContext[Deps]) -> str:
+    return ctx.deps.city
+
+
+@annotated.system_prompt(dynamic=True)
+def style() -> str:
+    return "short"
+
+
+@annotated.instructions()
+def called() -> str | None:
+    return None
+
+
+assert_type(mention(RunContext(Deps("Oslo"), RunUsage(), 0, (), RunControl())), str)  # unchanged
+assert_type(style(), str)
+configured: tuple[str, ...] = annotated.instructions  # still the configured strings
+assert_type(annotated.system_prompt[0], str)
+assert_type(result.usage, RunUsage)

@@ -19,7 +19,10 @@ typed keyword arguments (``deps=``, ``message_history=`` …, see :mod:`zigai.ag
 ``run_sync``, ``with_tools``/``with_instructions``/``with_output_validator`` (new agents),
 ``override`` (a context-local swap, :mod:`zigai.agent._override`) and registering decorators
 (``@agent.tool`` …) that work only until the agent's first run, after which it is frozen
-and they raise :class:`~zigai.agent.errors.AgentFrozen`.
+and they raise :class:`~zigai.agent.errors.AgentFrozen`.  ``@agent.instructions`` and
+``@agent.system_prompt`` are among them although both names are fields: reading one gives
+the configured strings as a tuple that is also callable
+(:mod:`zigai.agent._instruction_fields`).
 
 Invariants:
 
@@ -40,6 +43,7 @@ from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 
 from zigai.agent._adapters import adapt_instruction, adapt_validator
+from zigai.agent._instruction_fields import InstructionField, InstructionsView, SystemPromptView
 from zigai.agent._kwargs import AGENT_SPELLINGS, RunKwargs, check_keywords
 from zigai.agent._override import UNSET, active_override
 from zigai.agent._override import override as _override
@@ -91,6 +95,11 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
     """
 
     __slots__ = ()
+
+    # Reading gives the configured strings; calling them registers a dynamic instruction
+    # (``@agent.instructions``, ``@agent.system_prompt``), see zigai.agent._instruction_fields.
+    instructions = InstructionField(AgentConfig.__dict__["instructions"], InstructionsView)
+    system_prompt = InstructionField(AgentConfig.__dict__["system_prompt"], SystemPromptView)
 
     if not TYPE_CHECKING:
 
@@ -379,6 +388,7 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
     # -- registering decorators (only before the first run) ---------------------------------------
 
     _REBUILD = {"tool": "with_tools", "dynamic_instruction": "with_instructions",
+                "instructions": "with_instructions", "system_prompt": "with_instructions",
                 "output_validator": "with_output_validator"}
 
     def _register(self, what: str, name: str, value: Any) -> None:
@@ -425,11 +435,19 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
         return decorate if function is None else decorate(function)
 
     def dynamic_instruction(self, function: F, /) -> F:
-        """``@agent.dynamic_instruction`` (PydanticAI's ``@agent.instructions``; here
-        ``agent.instructions`` is the tuple of static strings): register ``(ctx) -> str | None``
-        or ``() -> str``.  Allowed only before the agent's first run."""
-        self._register("dynamic_instruction", "dynamic_instructions", adapt_instruction(function))
+        """``@agent.dynamic_instruction``: register ``(ctx) -> str | None`` or ``() -> str``,
+        evaluated at the start of every run.  ``@agent.instructions`` and
+        ``@agent.system_prompt`` do the same.  Allowed only before the agent's first run."""
+        self._register_instruction("dynamic_instruction", function)
         return function
+
+    def _register_instruction(self, what: str, function: Callable[..., Any]) -> None:
+        if isinstance(function, str):
+            raise InvalidAgentConfiguration(
+                f"agent.{what}(...) registers a function returning the text; for fixed text pass "
+                f"Agent({what}=...) or build a new agent with agent.with_instructions({function!r})"
+            )
+        self._register(what, "dynamic_instructions", adapt_instruction(function))
 
     def output_validator(self, function: F, /) -> F:
         """``@agent.output_validator``: ``(ctx, output)`` / ``(output)`` returning the output
