@@ -27,7 +27,7 @@ from zigai.agent import (
     TypedResult,
     UnsupportedKeyword,
 )
-from zigai.agent._kwargs import RunKwargs
+from zigai.agent._familiar.kwargs import RunKwargs
 from zigai.messages import ResponseMessage, TextPart, ToolCallPart
 from zigai.testing import FunctionModel, TestModel
 from zigai.tool import ModelRetry, ToolDefinitionError, ToolRunContext
@@ -577,7 +577,7 @@ def test_an_output_function_in_native_and_prompted_mode(mode: str, format_kind: 
 
 
 def test_validator_shapes_three_parameters_pass_through_and_the_rest_adapt() -> None:
-    from zigai.agent._adapters import PortedValidator, adapt_instruction, adapt_validator
+    from zigai.agent._familiar.adapters import PortedValidator, adapt_instruction, adapt_validator
     from zigai.output import OutputResult
 
     def native(name: str, ctx: Any, value: Any) -> OutputResult:
@@ -593,7 +593,7 @@ def test_validator_shapes_three_parameters_pass_through_and_the_rest_adapt() -> 
 
 
 def test_the_unset_marker_reads_as_unset() -> None:
-    from zigai.agent._override import UNSET
+    from zigai.agent._familiar.override import UNSET
 
     assert repr(UNSET) == "UNSET"
 

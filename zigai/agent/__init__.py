@@ -16,6 +16,9 @@ Imports inside the package flow one way (``tests/test_import_cycles.py`` keeps i
 ``config`` (the immutable fields) → ``_core`` (per-run state) → the step executors
 (``_pause_step``, ``_tool_step``, ``_model_step``, ``_partial``, ``_accept``) → ``run`` (the state machine)
 → ``stream`` (sinks of that machine) → ``agent`` (the public entry points).
+The sub-package ``_familiar`` translates PydanticAI-shaped spellings (``output_type=``, plain
+functions in ``tools=``, ``override``, the decorators, typed run keywords) into that
+configuration once, when an agent is built; the loop never sees it.
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class RunCore:
         self.decoder: Callable[..., Any] | None = None
         if self.typed:
             self.output: PreparedOutput = agent.typed_output(output_type, typed_mode, profile)
-            from zigai.agent._output_type import union_members
+            from zigai.agent._familiar.output_type import union_members
             from zigai.reflect import decode
 
             # a union split into one output tool per member decodes by the tool the model called

@@ -15,14 +15,14 @@ Import order inside the package is one-way: ``config`` → ``run`` (over the ste
 
 PydanticAI-shaped spellings sit on top without giving up immutability: ``Agent("openai:…")``,
 plain functions in ``tools=``, ``output_type=`` (``run`` then returns the typed value),
-typed keyword arguments (``deps=``, ``message_history=`` …, see :mod:`zigai.agent._kwargs`),
+typed keyword arguments (``deps=``, ``message_history=`` …, see :mod:`zigai.agent._familiar.kwargs`),
 ``run_sync``, ``with_tools``/``with_instructions``/``with_output_validator`` (new agents),
-``override`` (a context-local swap, :mod:`zigai.agent._override`) and registering decorators
+``override`` (a context-local swap, :mod:`zigai.agent._familiar.override`) and registering decorators
 (``@agent.tool`` …) that work only until the agent's first run, after which it is frozen
 and they raise :class:`~zigai.agent.errors.AgentFrozen`.  ``@agent.instructions`` and
 ``@agent.system_prompt`` are among them although both names are fields: reading one gives
 the configured strings as a tuple that is also callable
-(:mod:`zigai.agent._instruction_fields`).
+(:mod:`zigai.agent._familiar.instruction_fields`).
 
 Invariants:
 
@@ -42,11 +42,15 @@ from contextlib import contextmanager
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union, overload
 
-from zigai.agent._adapters import adapt_instruction, adapt_validator
-from zigai.agent._instruction_fields import InstructionField, InstructionsView, SystemPromptView
-from zigai.agent._kwargs import AGENT_SPELLINGS, RunKwargs, check_keywords
-from zigai.agent._override import UNSET, active_override
-from zigai.agent._override import override as _override
+from zigai.agent._familiar.adapters import adapt_instruction, adapt_validator
+from zigai.agent._familiar.instruction_fields import (
+    InstructionField,
+    InstructionsView,
+    SystemPromptView,
+)
+from zigai.agent._familiar.kwargs import AGENT_SPELLINGS, RunKwargs, check_keywords
+from zigai.agent._familiar.override import UNSET, active_override
+from zigai.agent._familiar.override import override as _override
 from zigai.agent.config import (
     AgentConfig,
     DynamicInstruction,
@@ -97,7 +101,7 @@ class Agent(AgentConfig[OutputT], Generic[DepsT, OutputT]):
     __slots__ = ()
 
     # Reading gives the configured strings; calling them registers a dynamic instruction
-    # (``@agent.instructions``, ``@agent.system_prompt``), see zigai.agent._instruction_fields.
+    # (``@agent.instructions``, ``@agent.system_prompt``), see zigai.agent._familiar.instruction_fields.
     instructions = InstructionField(AgentConfig.__dict__["instructions"], InstructionsView)
     system_prompt = InstructionField(AgentConfig.__dict__["system_prompt"], SystemPromptView)
 

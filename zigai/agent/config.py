@@ -303,7 +303,7 @@ class AgentConfig(Generic[OutputT]):
     """Immutable agent configuration (see module docstring); :class:`~zigai.agent.Agent` runs it.
 
     ``tools`` may hold plain functions (reflected by :func:`zigai.reflect.tool`);
-    ``output_type`` makes every run typed (see :mod:`zigai.agent._output_type`), with
+    ``output_type`` makes every run typed (see :mod:`zigai.agent._familiar.output_type`), with
     ``output_mode`` choosing native, tool or prompted output as ``run_typed``'s ``mode`` does.
     """
 
@@ -377,7 +377,7 @@ class AgentConfig(Generic[OutputT]):
         self._derive_output()
 
     def _derive_output(self) -> None:
-        from zigai.agent._output_type import resolve_output_type
+        from zigai.agent._familiar.output_type import resolve_output_type
 
         typed, spec = resolve_output_type(self.output_type, self.output_mode, self.output)
         object.__setattr__(self, "_typed_output", typed)
@@ -415,7 +415,7 @@ class AgentConfig(Generic[OutputT]):
                 for item in items:
                     _check_validator_signature(item)
             set_(self, name, items)
-        from zigai.agent._output_type import coerce_tools
+        from zigai.agent._familiar.output_type import coerce_tools
 
         set_(self, "tools", coerce_tools(self.tools))
         toolsets = tuple(self.toolsets)
@@ -552,7 +552,7 @@ class AgentConfig(Generic[OutputT]):
             if chosen == "native":
                 return OutputSpec.native([choice])
             if chosen == "tool":
-                from zigai.agent._output_type import union_members
+                from zigai.agent._familiar.output_type import union_members
 
                 members = union_members(tp)
                 if members:  # one output tool per member of a union of object types
