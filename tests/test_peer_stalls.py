@@ -1,0 +1,129 @@
+"""Peers that stop reading or flood us (issue 32, the same classes beyond defects 6 and 10).
+
+Real child processes and real pipes: a stdio peer that never reads its input cannot block a
+write past its deadline (MCP client and server, ACP), and an ACP agent cannot make the client
+collect session updates without bound.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from zigai.acp import StdioTransport as AcpStdio
+from zigai.acp.transport import AcpConnectionClosed
+from zigai.child_process import exit_status
+from zigai.pipe_write import write_before
+
+NEVER_READS = [sys.executable, "-c", "import time; time.sleep(120)"]
+BIG = b"x" * (4 * 1024 * 1024)  # far more than any pipe buffer
+
+
+def _finishes(call: Callable[[], Any], within: float) -> tuple[bool, BaseException | None, Any]:
+    """Run ``call`` on a thread; (finished in time, what it raised, what it returned)."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(within)
+    return not thread.is_alive(), outcome.get("error"), outcome.get("value")
+
+
+def _gone(process: subprocess.Popen[bytes], within: float = 10.0) -> bool:
+    end = time.monotonic() + within
+    while exit_status(process) is None and time.monotonic() < end:
+        time.sleep(0.02)
+    return exit_status(process) is not None
+
+
+# -- the shared helper ---------------------------------------------------------------------------
+
+def test_write_before_gives_up_at_the_deadline_and_writes_what_fits() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            write_before(write_end, BIG, started + 0.5)
+        assert 0.4 < time.monotonic() - started < 10
+        buffered = b""
+        os.set_blocking(read_end, False)
+        while True:
+            try:
+                piece = os.read(read_end, 1 << 20)
+            except BlockingIOError:
+                break
+            buffered += piece
+        assert buffered and BIG.startswith(buffered)  # written in order, up to the pipe's room
+        write_before(write_end, b"fits", time.monotonic() + 1)  # room again: no timeout
+        assert os.read(read_end, 10) == b"fits"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_write_before_reports_a_reader_that_is_gone() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with pytest.raises(BrokenPipeError):
+            write_before(write_end, b"hello", time.monotonic() + 1)
+    finally:
+        os.close(write_end)
+
+
+def test_write_before_on_a_non_blocking_descriptor_waits_for_room_after_short_writes() -> None:
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    received = bytearray()
+
+    def drain() -> None:
+        while len(received) < len(BIG):
+            received.extend(os.read(read_end, 1 << 16))
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        write_before(write_end, BIG, None)
+        reader.join(30)
+        assert bytes(received) == BIG
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+# -- ACP -----------------------------------------------------------------------------------------
+
+def test_acp_send_to_an_agent_that_never_reads_times_out_and_drops_the_connection() -> None:
+    transport = AcpStdio(NEVER_READS, send_timeout_s=1.0)
+    try:
+        transport.send(b"x" * 4000)  # fits the pipe: a stalled reader is not noticed yet
+        started = time.monotonic()
+        finished, error, _ = _finishes(lambda: transport.send(BIG), within=20)
+        assert finished, "send blocked past its timeout"
+        assert isinstance(error, AcpConnectionClosed), error
+        assert "did not read its input" in str(error)
+        assert 0.9 < time.monotonic() - started < 20
+        assert _gone(transport._process), "the agent was not stopped"
+        with pytest.raises(AcpConnectionClosed):
+            transport.send(b"{}")  # unusable from now on, at once
+        assert transport.receive(10) is None  # and the reader sees the end
+    finally:
+        transport.close()
+
+
+def test_acp_send_timeout_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="send_timeout_s"):
+        AcpStdio(NEVER_READS, send_timeout_s=0)
