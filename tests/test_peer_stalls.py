@@ -127,3 +127,101 @@ def test_acp_send_to_an_agent_that_never_reads_times_out_and_drops_the_connectio
 def test_acp_send_timeout_must_be_positive() -> None:
     with pytest.raises(ValueError, match="send_timeout_s"):
         AcpStdio(NEVER_READS, send_timeout_s=0)
+
+
+# -- MCP client (stdio transport) ----------------------------------------------------------------
+
+def _mcp_stdio(argv: list[str], **options: Any) -> Any:
+    from zigai import mcp
+
+    return mcp.StdioTransport(argv, mcp.StdioOptions(**options))
+
+
+def _mcp_request(request_id: int, method: str, params: dict[str, Any]) -> Any:
+    from zigai import mcp
+    from zigai.mcp.wire.jsonrpc import encode, request_message
+    from zigai.mcp.wire.transport import OutgoingRequest
+
+    return OutgoingRequest(id=request_id, method=method, body=encode(request_message(request_id, method, params)),
+                           protocol_version=mcp.PROTOCOL_VERSION)
+
+
+def _ask(transport: Any, request: Any, seconds: float) -> Any:
+    return transport.request(request, deadline=time.monotonic() + seconds, is_cancelled=lambda: False,
+                             on_notification=lambda note: None)
+
+
+def test_mcp_request_to_a_server_that_never_reads_stops_it_and_fails_later_requests_at_once() -> None:
+    from zigai import mcp
+
+    transport = _mcp_stdio(NEVER_READS)
+    try:
+        started = time.monotonic()
+        finished, error, _ = _finishes(
+            lambda: _ask(transport, _mcp_request(1, "tools/call", {"blob": BIG.decode()}), 1.0), within=20)
+        assert finished
+        assert isinstance(error, (mcp.McpRequestTimedOut, mcp.McpConnectionFailed)), error
+        assert time.monotonic() - started < 20
+        assert _gone(transport._child.process), "the server that stopped reading was left running"
+        started = time.monotonic()
+        with pytest.raises(mcp.McpConnectionFailed, match="did not read its input"):
+            _ask(transport, _mcp_request(2, "ping", {}), 30)
+        assert time.monotonic() - started < 5  # at once, not after another deadline
+    finally:
+        transport.close()
+
+
+def test_mcp_notification_to_a_server_that_never_reads_is_bounded_by_its_deadline() -> None:
+    from zigai import mcp
+    from zigai.mcp.wire.jsonrpc import encode, notification_message
+
+    transport = _mcp_stdio(NEVER_READS)
+    try:
+        small = encode(notification_message("notifications/initialized", {}))
+        transport.notify("notifications/initialized", small, protocol_version=mcp.PROTOCOL_VERSION,
+                         deadline=time.monotonic() + 5)  # fits the pipe: written, no error
+        body = encode(notification_message("notifications/message", {"data": BIG.decode()}))
+        started = time.monotonic()
+        finished, error, _ = _finishes(lambda: transport.notify(
+            "notifications/message", body, protocol_version=mcp.PROTOCOL_VERSION,
+            deadline=time.monotonic() + 1.0), within=20)
+        assert finished
+        assert isinstance(error, mcp.McpConnectionFailed), error
+        assert 0.9 < time.monotonic() - started < 20
+        assert _gone(transport._child.process)
+    finally:
+        transport.close()
+
+
+# writes one server request after another and never reads a single answer
+REQUEST_FLOOD = r"""
+import sys
+out = sys.stdout.buffer
+n = 0
+while True:
+    n += 1
+    out.write(b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{}}\n' % n)
+    out.flush()
+"""
+
+
+def test_mcp_server_sending_requests_without_reading_answers_is_dropped_at_the_backlog_bound() -> None:
+    from zigai import mcp
+
+    transport = _mcp_stdio([sys.executable, "-c", REQUEST_FLOOD], max_line_bytes=4096, send_timeout_s=60)
+    try:
+        started = time.monotonic()
+        with pytest.raises(mcp.McpConnectionFailed, match="faster than it reads the answers"):
+            _ask(transport, _mcp_request(1, "never/answer", {}), 30)
+        assert time.monotonic() - started < 30
+        assert transport._child.answer_backlog <= 4096
+        assert _gone(transport._child.process)
+    finally:
+        transport.close()
+
+
+def test_mcp_send_timeout_is_validated() -> None:
+    from zigai import mcp
+
+    with pytest.raises(mcp.InvalidMcpRequest, match="send_timeout_s"):
+        mcp.StdioOptions(send_timeout_s=-1)
