@@ -225,3 +225,36 @@ def test_mcp_send_timeout_is_validated() -> None:
 
     with pytest.raises(mcp.InvalidMcpRequest, match="send_timeout_s"):
         mcp.StdioOptions(send_timeout_s=-1)
+
+
+# -- MCP server (serve_stdio) --------------------------------------------------------------------
+
+SERVE_STDIO = r"""
+import sys
+from zigai import mcp
+mcp.serve_stdio(mcp.Server("stalled", "1.0"), send_timeout_s=float(sys.argv[1]))
+"""
+
+
+def test_serve_stdio_whose_client_stops_reading_gives_up_and_exits_when_input_ends() -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    child = subprocess.Popen([sys.executable, "-c", SERVE_STDIO, "1.0"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env=env)
+    try:
+        assert child.stdin is not None
+        # 3,000 unparsable lines (6 KB) earn 3,000 -32700 replies (over 200 KB): the pipe fills
+        finished, error, _ = _finishes(lambda: (child.stdin.write(b"x\n" * 3000), child.stdin.close()),  # type: ignore[union-attr]
+                                       within=30)
+        assert finished and error is None, error
+        started = time.monotonic()
+        try:
+            code = child.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail("serve_stdio never returned: a write to a client that stopped reading blocked")
+        assert code == 0
+        assert time.monotonic() - started < 20
+    finally:
+        child.kill()
+        child.wait()
+        assert child.stdout is not None
+        child.stdout.close()
