@@ -258,3 +258,81 @@ def test_serve_stdio_whose_client_stops_reading_gives_up_and_exits_when_input_en
         child.wait()
         assert child.stdout is not None
         child.stdout.close()
+
+
+# -- ACP: a prompt's session updates -------------------------------------------------------------
+
+# answers the lifecycle; a prompt gets argv[1] updates of argv[2] padding bytes each, then its answer
+# (stopReason "cancelled" if a session/cancel arrived first, as the protocol asks)
+UPDATING_AGENT = r"""
+import json, sys
+count, pad = int(sys.argv[1]), int(sys.argv[2])
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+cancelled = False
+for line in sys.stdin:
+    msg = json.loads(line)
+    method = msg.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"sessionId": "s1"}})
+    elif method == "session/cancel":
+        cancelled = True
+        sys.stderr.write("got session/cancel\n")
+    elif method == "session/prompt":
+        prompt_id = msg["id"]
+        for n in range(count):
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {
+                "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x" * pad}}}})
+        send({"jsonrpc": "2.0", "id": prompt_id, "result": {"stopReason": "end_turn"}})
+"""
+
+
+def _updating_client(tmp_path: Any, count: int, pad: int = 1, **limits: Any) -> tuple[Any, list[Any]]:
+    from zigai.acp import AcpClient, EditorHandlers
+
+    seen: list[Any] = []
+    client = AcpClient(lambda: AcpStdio([sys.executable, "-c", UPDATING_AGENT, str(count), str(pad)]),
+                       EditorHandlers(tmp_path), on_update=lambda session, update: seen.append(update),
+                       request_timeout_s=20, prompt_timeout_s=20, **limits)
+    client.initialize()
+    client.new_session()
+    return client, seen
+
+
+def test_acp_prompt_updates_exactly_at_the_count_bound_are_all_collected(tmp_path: Any) -> None:
+    client, _ = _updating_client(tmp_path, 50, max_prompt_updates=50)
+    with client:
+        result = client.prompt("go")
+    assert len(result.updates) == 50 and result.text == "x" * 50
+
+
+def test_acp_prompt_updates_one_past_the_count_bound_raise_the_named_error_and_cancel(tmp_path: Any) -> None:
+    from zigai.acp import AcpPromptUpdatesTooLarge
+
+    client, seen = _updating_client(tmp_path, 51, max_prompt_updates=50)
+    with client:
+        with pytest.raises(AcpPromptUpdatesTooLarge, match="more than 50 session updates") as caught:
+            client.prompt("go")
+        assert caught.value.limit == 50
+        assert len(seen) == 51  # on_update still saw every one
+        assert client._collecting is None and client.state == "in_session"
+        client.max_prompt_updates = 51
+        assert len(client.prompt("again").updates) == 51  # the connection goes on
+
+
+def test_acp_prompt_updates_past_the_byte_bound_raise_the_named_error(tmp_path: Any) -> None:
+    from zigai.acp import AcpPromptUpdatesTooLarge
+
+    client, _ = _updating_client(tmp_path, 20, pad=10_000, max_prompt_update_bytes=100_000)
+    with client, pytest.raises(AcpPromptUpdatesTooLarge, match="exceed 100000 bytes"):
+        client.prompt("go")
+
+
+def test_acp_update_bounds_are_validated(tmp_path: Any) -> None:
+    from zigai.acp import AcpClient, EditorHandlers
+
+    for bad in ({"max_prompt_updates": 0}, {"max_prompt_update_bytes": True}):
+        with pytest.raises(ValueError, match="must be an int >= 1"):
+            AcpClient(lambda: AcpStdio(NEVER_READS), EditorHandlers(tmp_path), **bad)

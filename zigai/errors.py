@@ -231,7 +231,7 @@ The tree (bases here, named leaves in their modules)::
     │                                                 AcpConnectionClosed, AcpStateError,
     │                                                 AcpInvalidParams (AcpPathOutsideRoot),
     │                                                 AcpPermissionRejected, AcpRequestTimedOut,
-    │                                                 AcpMessageTooLarge
+    │                                                 AcpMessageTooLarge, AcpPromptUpdatesTooLarge
     ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
     │                                                 RealtimeConnectionLost (RealtimeSendTimedOut),
