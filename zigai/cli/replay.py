@@ -11,7 +11,10 @@ raises :class:`~zigai.cli.errors.CassetteReplayError` for any mismatch or unused
 
 The server binds ``127.0.0.1`` on an ephemeral port on the bounded server core
 (:mod:`zigai.http_server`: strict framing, connection cap and timeouts), never reads a request
-body larger than ``MAX_BODY`` bytes, and is stopped by ``close()`` (it is a context manager).  This is demonstration support for our own cassettes, not test tooling.
+body larger than ``MAX_BODY`` bytes, and is stopped by ``close()`` (it is a context manager).
+Behind the loopback :class:`~zigai.http_gate.DeploymentPolicy`, a web page cannot consume an
+interaction: a foreign ``Host`` (DNS rebinding) is ``421`` and a foreign browser ``Origin``
+``403``, answered before the body is read and not counted as a mismatch.  This is demonstration support for our own cassettes, not test tooling.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from urllib.parse import urlsplit
 
 from zigai._strict_yaml import bounded_loader
 from zigai.cli.errors import CassetteReplayError
+from zigai.http_gate import DeploymentPolicy, fold_headers
 from zigai.http_server import HttpServer, Request, Response
 
 __all__ = ["MAX_BODY", "Exchange", "ReplayServer", "load_exchanges"]
@@ -110,6 +114,8 @@ def _same(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
+_GATE = DeploymentPolicy()
+
 
 class ReplayServer:
     """Serves ``exchanges`` strictly in order on ``http://127.0.0.1:<port>``."""
@@ -122,6 +128,9 @@ class ReplayServer:
         server = self
 
         def handle(request: Request) -> Response:
+            refused = _GATE.check(fold_headers(request.headers), request.tls)
+            if refused is not None:
+                return Response(refused.status, [("Connection", "close")], refused.reason.encode())
             if request.content_length > MAX_BODY:
                 return Response(413, [("Connection", "close")], b"request body too large")
             status, headers, payload = server._answer(request.method, request.target, request.read_body())
