@@ -336,3 +336,76 @@ def test_acp_update_bounds_are_validated(tmp_path: Any) -> None:
     for bad in ({"max_prompt_updates": 0}, {"max_prompt_update_bytes": True}):
         with pytest.raises(ValueError, match="must be an int >= 1"):
             AcpClient(lambda: AcpStdio(NEVER_READS), EditorHandlers(tmp_path), **bad)
+
+
+# -- MCP client: server requests answered at once are bounded -------------------------------------
+
+# sends 40 server requests at once, then answers the client's request with how many were refused busy
+ASKING_SERVER = r"""
+import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n"); sys.stdout.flush()
+first = json.loads(sys.stdin.readline())
+for n in range(40):
+    send({"jsonrpc": "2.0", "id": 1000 + n, "method": "sampling/createMessage", "params": {}})
+busy = 0
+while busy < 40 - int(sys.argv[1]):
+    message = json.loads(sys.stdin.readline())
+    if message.get("error", {}).get("code") == -32603 and "client busy" in message["error"]["message"]:
+        busy += 1
+send({"jsonrpc": "2.0", "id": first["id"], "result": {"busy": busy}})
+sys.stdin.read()
+"""
+
+
+def test_mcp_stdio_answers_at_most_the_bound_of_server_requests_at_once() -> None:
+    from zigai.mcp.wire.transport import MAX_SERVER_REQUESTS
+
+    release = threading.Event()
+    started: list[Any] = []
+
+    def handler(request: Any) -> dict[str, Any]:
+        started.append(request.id)
+        release.wait(30)
+        return {"jsonrpc": "2.0", "id": request.id, "result": {}}
+
+    transport = _mcp_stdio([sys.executable, "-c", ASKING_SERVER, str(MAX_SERVER_REQUESTS)])
+    transport.set_request_handler(handler)
+    try:
+        reply = _ask(transport, _mcp_request(1, "tools/call", {}), 20)
+        assert reply.result == {"busy": 40 - MAX_SERVER_REQUESTS}
+        assert len(started) == MAX_SERVER_REQUESTS  # exactly the bound ran; one more was refused
+    finally:
+        release.set()
+        transport.close()
+
+
+def test_mcp_http_answers_at_most_the_bound_of_server_requests_at_once(caplog: pytest.LogCaptureFixture) -> None:
+    from zigai import mcp
+    from zigai.mcp.wire.jsonrpc import JsonRpcRequest
+    from zigai.mcp.wire.transport import MAX_SERVER_REQUESTS
+    from zigai.security import UrlPolicy
+
+    release = threading.Event()
+    started: list[Any] = []
+
+    def handler(request: Any) -> dict[str, Any]:
+        started.append(request.id)
+        release.wait(30)
+        return {"jsonrpc": "2.0", "id": request.id, "result": {}}
+
+    # nothing listens on the discard port: the eventual replies fail and are only logged
+    transport = mcp.StreamableHttpTransport("http://127.0.0.1:9/mcp", url_policy=UrlPolicy.local_development())
+    transport.set_request_handler(handler)
+    try:
+        for n in range(MAX_SERVER_REQUESTS + 1):
+            transport._start_answer(JsonRpcRequest(n, "sampling/createMessage", {}), "2025-11-25")
+        end = time.monotonic() + 10
+        while len(started) < MAX_SERVER_REQUESTS and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert len(started) == MAX_SERVER_REQUESTS
+        assert any("already in flight" in r.getMessage() for r in caplog.records)
+    finally:
+        release.set()
+        transport.close()

@@ -14,7 +14,8 @@ Routing
     ``StdioOptions.on_unrouted`` (else the sink a client set with ``set_unrouted_sink``) on the
     reader thread, or is dropped.  A request from the server (2025 revisions: sampling,
     elicitation, roots, ping) goes to the handler a client set with ``set_request_handler``, on a
-    thread of its own, and its reply is written back; without one it is answered -32601.
+    thread of its own, and its reply is written back; without one it is answered -32601, and
+    past :data:`~zigai.mcp.wire.transport.MAX_SERVER_REQUESTS` unanswered ones -32603 (busy).
 
 Invariants
     * A line longer than ``max_line_bytes`` (terminator excluded) raises
@@ -87,6 +88,7 @@ from zigai.mcp.wire.jsonrpc import (
 )
 from zigai.mcp.wire.transport import (
     DEFAULT_BACKLOG,
+    MAX_SERVER_REQUESTS,
     Exchange,
     NotificationSink,
     OutgoingRequest,
@@ -235,6 +237,7 @@ class StdioTransport:
         self._closed = False
         self._restarts = 0
         self._request_handler: ServerRequestHandler | None = None
+        self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
         self._unrouted: NotificationSink | None = None
         self._child = _Child(self, self.command)
 
@@ -458,6 +461,9 @@ class StdioTransport:
                 reply = error_message(message.id, {"code": -32601,
                                                    "message": "MCP 2026-07-28 servers do not send requests"})
                 self._send_raw(child, encode(reply))
+            elif not self._answering.acquire(blocking=False):
+                self._send_raw(child, encode(error_message(message.id, {
+                    "code": -32603, "message": f"client busy: {MAX_SERVER_REQUESTS} server requests in flight"})))
             else:
                 threading.Thread(target=self._answer, args=(child, handler, message), daemon=True,
                                  name=f"zigai-mcp-stdio-answer-{message.id!r}").start()
@@ -470,6 +476,8 @@ class StdioTransport:
         except Exception:  # the handler builds its own error replies; this is a bug in it
             _log.exception("the MCP server-request handler raised")
             reply = error_message(request.id, {"code": -32603, "message": "the client failed to answer"})
+        finally:
+            self._answering.release()
         self._send_raw(child, encode(reply))
 
     def _send_raw(self, child: _Child, data: bytes) -> None:
