@@ -409,3 +409,27 @@ def test_mcp_http_answers_at_most_the_bound_of_server_requests_at_once(caplog: p
     finally:
         release.set()
         transport.close()
+
+
+def test_serve_stdio_on_real_pipes_stops_writing_to_a_client_that_does_not_read() -> None:
+    from zigai import mcp
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    source, sink = os.fdopen(in_read, "rb", buffering=0), os.fdopen(out_write, "wb")
+    try:
+        os.write(in_write, b"x\n" * 3000)  # 3,000 parse errors: far more reply bytes than the pipe holds
+        os.close(in_write)
+        in_write = -1
+        finished, error, _ = _finishes(lambda: mcp.serve_stdio(mcp.Server("s", "1"), source, sink,
+                                                               send_timeout_s=0.5), within=20)
+        assert finished, "serve_stdio blocked on a client that stopped reading"
+        assert error is None, error
+        first = os.read(out_read, 200)
+        assert first.startswith(b'{"jsonrpc":"2.0"') and b"-32700" in first  # written whole, in order
+    finally:
+        if in_write != -1:
+            os.close(in_write)
+        source.close()
+        sink.close()
+        os.close(out_read)
