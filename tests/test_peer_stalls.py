@@ -374,6 +374,10 @@ def test_mcp_stdio_answers_at_most_the_bound_of_server_requests_at_once() -> Non
     try:
         reply = _ask(transport, _mcp_request(1, "tools/call", {}), 20)
         assert reply.result == {"busy": 40 - MAX_SERVER_REQUESTS}
+        end = time.monotonic() + 10  # the handler threads were started; under load they may run late
+        while len(started) < MAX_SERVER_REQUESTS and time.monotonic() < end:
+            time.sleep(0.01)
+        time.sleep(0.2)
         assert len(started) == MAX_SERVER_REQUESTS  # exactly the bound ran; one more was refused
     finally:
         release.set()
