@@ -437,3 +437,69 @@ def test_serve_stdio_on_real_pipes_stops_writing_to_a_client_that_does_not_read(
         source.close()
         sink.close()
         os.close(out_read)
+
+
+# -- realtime: one turn's output is bounded ------------------------------------------------------
+
+def _streaming_realtime_server() -> tuple[Any, int, threading.Thread, list[str]]:
+    """An OpenAI-wire peer: the text "N" is answered with N 100-byte text deltas and a terminal."""
+    server_module = pytest.importorskip(
+        "websockets.sync.server", reason="install the websockets extra: pip install -e '.[dev]'")
+    seen: list[str] = []
+
+    def handle(conn: Any) -> None:
+        send = lambda frame: conn.send(__import__("json").dumps(frame))  # noqa: E731
+        send({"type": "session.created", "session": {"id": "s"}})
+        count = 0
+        for raw in conn:
+            message = __import__("json").loads(raw)
+            seen.append(message["type"])
+            if message["type"] == "session.update":
+                send({"type": "session.updated", "session": message["session"]})
+            elif message["type"] == "conversation.item.create":
+                count = int(message["item"]["content"][0]["text"])
+                send({"type": "conversation.item.added", "item": {"id": "x"}})
+            elif message["type"] == "response.create":
+                rid = f"r{len(seen)}"
+                send({"type": "response.created", "response": {"id": rid, "status": "in_progress"}})
+                for _ in range(count):
+                    send({"type": "response.output_text.delta", "response_id": rid, "item_id": "m",
+                          "delta": "x" * 100})
+                send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
+            # a cancel after the terminal finds no active response: nothing to answer
+
+    server = server_module.serve(handle, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, server.socket.getsockname()[1], thread, seen
+
+
+def test_realtime_turn_output_is_bounded_at_the_limit_and_one_delta_past_it_is_refused() -> None:
+    from zigai.realtime import OPENAI, OpenAIRealtimeCodec, RealtimeSession, RealtimeTurnTooLarge
+    from zigai.realtime.websocket import WebSocketConnection
+
+    server, port, thread, seen = _streaming_realtime_server()
+    session = RealtimeSession(lambda: WebSocketConnection(f"ws://127.0.0.1:{port}"), OpenAIRealtimeCodec(OPENAI),
+                              receive_timeout_s=10, max_turn_bytes=1000)
+    try:
+        session.start()
+        assert session.ask("10", timeout=10).text == "x" * 1000  # exactly at the bound
+        with pytest.raises(RealtimeTurnTooLarge, match="exceed 1000 bytes") as caught:
+            session.ask("11", timeout=10)
+        assert caught.value.limit == 1000
+        end = time.monotonic() + 10  # the peer reads the cancel on its own thread
+        while "response.cancel" not in seen and time.monotonic() < end:
+            time.sleep(0.01)
+        assert "response.cancel" in seen
+        assert session.ask("1", timeout=10).text == "x" * 100  # the next turn starts clean
+    finally:
+        session.close()
+        server.shutdown()
+        thread.join(5)
+
+
+def test_realtime_turn_bound_is_validated() -> None:
+    from zigai.realtime import OpenAIRealtimeCodec, RealtimeSession
+
+    with pytest.raises(ValueError, match="max_turn_bytes"):
+        RealtimeSession(lambda: None, OpenAIRealtimeCodec(), max_turn_bytes=0)  # type: ignore[arg-type,return-value]

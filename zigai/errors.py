@@ -235,7 +235,8 @@ The tree (bases here, named leaves in their modules)::
     ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
     │                                                 RealtimeConnectionLost (RealtimeSendTimedOut),
-    │                                                 RealtimeSessionError, RealtimeSessionClosed
+    │                                                 RealtimeSessionError, RealtimeSessionClosed,
+    │                                                 RealtimeTurnTooLarge
     ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
     │                                                 MissingEnvironment, ProviderValidationFailed,
     │                                                 AgentSpecClosed (its dry run raises the
