@@ -144,7 +144,7 @@ def test_replay_refuses_an_oversized_or_smuggled_request_before_reading_it() -> 
         for head, status in ((b"Content-Length: %d\r\n" % (MAX_BODY + 1), b"413"),
                              (b"Transfer-Encoding: chunked\r\nContent-Length: 1\r\n", b"400")):
             with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n")
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + head + b"\r\n")
                 assert sock.recv(100).startswith(b"HTTP/1.1 " + status)
         with pytest.raises(CassetteReplayError, match="2 cassette interaction"):
             server.check()  # nothing was consumed

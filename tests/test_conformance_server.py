@@ -207,7 +207,7 @@ def test_events_keep_the_recorded_boundaries_and_rechunking_keeps_the_bytes() ->
         # read the streamed answer on a raw socket: the pieces arrive as one exact body
         host, port = server.base_url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=30) as sock:
-            sock.sendall(b"POST /s/two/v1/second?alt=sse HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+            sock.sendall(b"POST /s/two/v1/second?alt=sse HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
                          b"Connection: close\r\n\r\nplain")
             data = b""
             while chunk := sock.recv(65536):
@@ -531,7 +531,7 @@ def test_two_requests_of_one_scenario_cannot_claim_the_same_interaction() -> Non
     import time
 
     body = b'{"a":1,"b":[true,"x"]}'
-    head = f"POST /s/two/v1/first HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    head = f"POST /s/two/v1/first HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
 
     def read_all(sock: socket.socket) -> bytes:
         data = b""

@@ -13,7 +13,7 @@ ZIGAI = Path(__file__).resolve().parent.parent / "zigai"
 
 LAYERS: dict[str, int] = {
     "errors": 1, "control": 1, "json": 1, "_strict_yaml": 1, "http_gate": 1, "json_schema": 1, "security": 1, "usage": 1, "pricing": 1,
-    "_owner": 1, "_workers": 1, "child_process": 1, "http_server": 1, "http_wsgi": 1,
+    "_owner": 1, "_workers": 1, "child_process": 1, "pipe_write": 1, "http_server": 1, "http_wsgi": 1,
     "messages": 2, "history": 2, "codecs": 2,
     "model": 3, "settings": 3, "context_budget": 3, "transport": 3, "provider": 3, "retry": 3, "models": 3,
     "agent": 4, "tool": 4, "toolset": 4, "reflect": 4, "output": 4, "capability": 4,

@@ -154,10 +154,15 @@ def _signal(process: subprocess.Popen[bytes], sig: int) -> None:
         pass  # the group is already empty
 
 
-def kill_group(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child's group and reap the child (for finalizers)."""
+def kill_group(process: subprocess.Popen[bytes], *, reap: bool = True) -> None:
+    """SIGKILL the child's group and reap the child (for finalizers).
+
+    ``reap=False`` leaves the leader unreaped (its id stays reserved as the group id) for a
+    later :func:`stop_group`, e.g. when a peer stopped reading and the connection is dropped.
+    """
     _signal(process, _KILL)
-    process.wait()
+    if reap:
+        process.wait()
 
 
 def stop_group(process: subprocess.Popen[bytes], *, shutdown_s: float, terminate_s: float,

@@ -232,11 +232,12 @@ The tree (bases here, named leaves in their modules)::
     │                                                 AcpConnectionClosed, AcpStateError,
     │                                                 AcpInvalidParams (AcpPathOutsideRoot),
     │                                                 AcpPermissionRejected, AcpRequestTimedOut,
-    │                                                 AcpMessageTooLarge
+    │                                                 AcpMessageTooLarge, AcpPromptUpdatesTooLarge
     ├── RealtimeError             zigai.realtime      RealtimeCodecError (RealtimeFrameTooLarge,
     │                                                 UnknownRealtimeFrame), RealtimeConnectionError,
     │                                                 RealtimeConnectionLost (RealtimeSendTimedOut),
-    │                                                 RealtimeSessionError, RealtimeSessionClosed
+    │                                                 RealtimeSessionError, RealtimeSessionClosed,
+    │                                                 RealtimeTurnTooLarge
     ├── AgentSpecError            zigai.agent_spec    InvalidAgentSpec, UnresolvedReference,
     │                                                 MissingEnvironment, ProviderValidationFailed,
     │                                                 AgentSpecClosed (its dry run raises the

@@ -21,7 +21,7 @@ import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DeploymentPolicy", "Refusal"]
+__all__ = ["DeploymentPolicy", "Refusal", "fold_headers"]
 
 _LOOPBACK_NAMES = frozenset({"localhost"})
 
@@ -54,6 +54,16 @@ def _allowed(value: str, patterns: Sequence[str]) -> bool:
         elif value.lower() == pattern.lower():
             return True
     return False
+
+
+def fold_headers(lines: Sequence[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """Header lines as sent, as :meth:`DeploymentPolicy.check` takes them: lower-cased names,
+    every value of a repeated name kept in order, surrounding blanks stripped."""
+    folded: dict[str, tuple[str, ...]] = {}
+    for name, value in lines:
+        key = name.lower()
+        folded[key] = (*folded.get(key, ()), value.strip(" \t"))
+    return folded
 
 
 @dataclass(frozen=True, slots=True)

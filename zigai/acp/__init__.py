@@ -25,6 +25,7 @@ from __future__ import annotations
 from zigai.acp.client import (
     PROTOCOL_VERSION,
     AcpClient,
+    AcpPromptUpdatesTooLarge,
     AcpProtocolError,
     AcpRemoteError,
     AcpRequestTimedOut,
@@ -58,6 +59,7 @@ __all__ = [
     "AcpProtocolError",
     "AcpRemoteError",
     "AcpStateError",
+    "AcpPromptUpdatesTooLarge",
     "AcpRequestTimedOut",
     "AcpConnectionClosed",
     "AcpMessageTooLarge",

@@ -9,7 +9,10 @@ A reader thread takes every message off the transport:
 * responses are matched to their request by ``id`` (a response with an unknown id is a
   protocol error and closes the connection);
 * ``session/update`` notifications go to ``on_update`` and are collected for the prompt
-  in flight;
+  in flight, at most ``max_prompt_updates`` of them and ``max_prompt_update_bytes`` of their
+  encoded size; one more stops the collecting, asks the agent to cancel the turn, and
+  :meth:`AcpClient.prompt` raises :class:`AcpPromptUpdatesTooLarge` (``on_update`` still sees
+  every update, so a streaming consumer needs no collected copy);
 * agent requests (files, permissions, terminals) run on a small pool of daemon threads
   through the editor handlers and are answered with a result or a JSON-RPC error, while the
   client's own request keeps waiting.  :meth:`AcpClient.close` never waits for a handler
@@ -40,7 +43,7 @@ from zigai.errors import AcpError, ExecutionEnvironmentError, JsonError
 from zigai.json import Limits
 
 __all__ = ["AcpClient", "PromptResult", "AcpProtocolError", "AcpRemoteError", "AcpStateError",
-           "AcpRequestTimedOut", "PROTOCOL_VERSION"]
+           "AcpRequestTimedOut", "AcpPromptUpdatesTooLarge", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = 1
 MESSAGE_LIMITS = Limits(4 * 1024 * 1024, 1024 * 1024, 64, 16_384)
@@ -68,6 +71,18 @@ class AcpRequestTimedOut(AcpError):
     """The agent did not answer a request within its timeout."""
 
 
+class AcpPromptUpdatesTooLarge(AcpError):
+    """A prompt's ``session/update``s passed the client's bound; the turn was cancelled.
+
+    Raise ``max_prompt_updates`` / ``max_prompt_update_bytes``, or consume updates as they
+    arrive with ``on_update``.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 @dataclass(frozen=True, slots=True)
 class PromptResult:
     stop_reason: str
@@ -90,7 +105,14 @@ class AcpClient:
 
     def __init__(self, connect: Callable[[], AcpTransport], editor: EditorHandlers, *,
                  on_update: Callable[[str, dict[str, Any]], None] | None = None,
-                 request_timeout_s: float = 30.0, prompt_timeout_s: float = 300.0) -> None:
+                 request_timeout_s: float = 30.0, prompt_timeout_s: float = 300.0,
+                 max_prompt_updates: int = 10_000, max_prompt_update_bytes: int = 64 * 1024 * 1024) -> None:
+        for name, value in (("max_prompt_updates", max_prompt_updates),
+                            ("max_prompt_update_bytes", max_prompt_update_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1")
+        self.max_prompt_updates = max_prompt_updates
+        self.max_prompt_update_bytes = max_prompt_update_bytes
         self._connect = connect
         self.editor = editor
         self.on_update = on_update
@@ -103,6 +125,8 @@ class AcpClient:
         self._lock = threading.Lock()
         self._pending: dict[int, Future[Any]] = {}
         self._collecting: list[dict[str, Any]] | None = None
+        self._collected_bytes = 0
+        self._overflow: AcpPromptUpdatesTooLarge | None = None
         self._transport: AcpTransport | None = None
         self._reader: threading.Thread | None = None
         # daemon workers: a handler blocked on the user (a permission prompt) or a terminal never
@@ -166,7 +190,7 @@ class AcpClient:
                     self._queued.release()
                     raise
             elif method == "session/update":
-                self._update(params)
+                self._update(params, len(raw))
             return
         ident = message.get("id")
         if "error" not in message and "result" not in message:
@@ -183,14 +207,32 @@ class AcpClient:
         else:
             future.set_result(message["result"])
 
-    def _update(self, params: dict[str, Any]) -> None:
+    def _update(self, params: dict[str, Any], size: int) -> None:
         update = params.get("update")
         session = params.get("sessionId")
         if not isinstance(update, dict) or not isinstance(session, str):
             return
+        overflowed = False
         with self._lock:
-            if self._collecting is not None and session == self.session_id:
-                self._collecting.append(update)
+            if self._collecting is not None and self._overflow is None and session == self.session_id:
+                if len(self._collecting) >= self.max_prompt_updates:
+                    self._overflow = AcpPromptUpdatesTooLarge(
+                        f"the agent sent more than {self.max_prompt_updates} session updates for one prompt; "
+                        "the turn was cancelled (raise max_prompt_updates or consume them with on_update)",
+                        limit=self.max_prompt_updates)
+                elif self._collected_bytes + size > self.max_prompt_update_bytes:
+                    self._overflow = AcpPromptUpdatesTooLarge(
+                        f"the agent's session updates for one prompt exceed {self.max_prompt_update_bytes} bytes; "
+                        "the turn was cancelled (raise max_prompt_update_bytes or consume them with on_update)",
+                        limit=self.max_prompt_update_bytes)
+                else:
+                    self._collecting.append(update)
+                    self._collected_bytes += size
+                if self._overflow is not None:
+                    self._collecting.clear()
+                    overflowed = True
+        if overflowed:  # not on the reader thread: a send may wait for the agent to read
+            self._pool.submit(self._cancel_quietly)
         if self.on_update is not None:
             try:
                 self.on_update(session, update)
@@ -305,6 +347,8 @@ class AcpClient:
             if self._collecting is not None:
                 raise AcpStateError("a prompt is already in flight in this session")
             self._collecting = []
+            self._collected_bytes = 0
+            self._overflow = None
         try:
             result = self.request("session/prompt", {"sessionId": self.session_id, "prompt": blocks},
                                   timeout=self.prompt_timeout_s)
@@ -318,6 +362,9 @@ class AcpClient:
             with self._lock:
                 updates, self._collecting = self._collecting or [], None
                 update_error, self._update_error = self._update_error, None
+                overflow, self._overflow = self._overflow, None
+        if overflow is not None:
+            raise overflow
         if update_error is not None:
             raise update_error
         if not isinstance(result, dict) or not isinstance(result.get("stopReason"), str):

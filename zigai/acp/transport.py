@@ -17,6 +17,11 @@ names in ``pass_env`` plus ``env``'s values; ``inherit_env=True`` copies everyth
 :meth:`StdioTransport.close` stops the whole group (:func:`zigai.child_process.stop_group`:
 stdin closed, ``shutdown_timeout_s`` to exit, SIGTERM, ``terminate_timeout_s``, SIGKILL) and
 joins the reader thread, so helpers the agent started are not left behind.
+
+Writes are bounded: :meth:`StdioTransport.send` gives up after ``send_timeout_s`` (default 30 s)
+when the agent does not read its stdin (:func:`zigai.pipe_write.write_before`), raises
+:class:`AcpConnectionClosed`, kills the agent's process group, and every later ``send`` fails
+the same way at once (a half-written line cannot be taken back).
 """
 
 from __future__ import annotations
@@ -28,8 +33,9 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-from zigai.child_process import child_environment, spawn_options, stop_group
+from zigai.child_process import child_environment, kill_group, spawn_options, stop_group
 from zigai.errors import AcpError
+from zigai.pipe_write import write_before
 
 __all__ = ["AcpTransport", "StdioTransport", "AcpConnectionClosed", "AcpMessageTooLarge"]
 
@@ -104,7 +110,8 @@ class StdioTransport:
     def __init__(self, argv: Sequence[str], *, cwd: str | None = None,
                  env: Mapping[str, str] | None = None, max_message_bytes: int = 4 * 1024 * 1024,
                  pass_env: Sequence[str] = (), inherit_env: bool = False,
-                 shutdown_timeout_s: float = 2.0, terminate_timeout_s: float = 2.0) -> None:
+                 shutdown_timeout_s: float = 2.0, terminate_timeout_s: float = 2.0,
+                 send_timeout_s: float = 30.0) -> None:
         if not argv or not all(isinstance(a, str) for a in argv):
             raise ValueError("argv must be a non-empty sequence of strings")
         if isinstance(pass_env, str):
@@ -112,6 +119,10 @@ class StdioTransport:
         self.max_message_bytes = max_message_bytes
         self._shutdown_s = shutdown_timeout_s
         self._terminate_s = terminate_timeout_s
+        if isinstance(send_timeout_s, bool) or not isinstance(send_timeout_s, (int, float)) or not send_timeout_s > 0:
+            raise ValueError("send_timeout_s must be a number of seconds > 0")
+        self.send_timeout_s = float(send_timeout_s)
+        self._send_error: AcpConnectionClosed | None = None
         child_env = child_environment(env, pass_through=pass_env, inherit_all=inherit_env)
         self._process = subprocess.Popen(
             list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -147,14 +158,31 @@ class StdioTransport:
             self._lines.put(_EOF)
 
     def send(self, message: bytes) -> None:
+        """Write one message line within ``send_timeout_s`` (see module docs)."""
         stdin = self._process.stdin
         assert stdin is not None
-        with self._write_lock:
+        deadline = time.monotonic() + self.send_timeout_s
+        if not self._write_lock.acquire(timeout=self.send_timeout_s):
+            raise self._stalled()
+        try:
+            if self._send_error is not None:
+                raise self._send_error
             try:
-                stdin.write(message + b"\n")
-                stdin.flush()
-            except (BrokenPipeError, ValueError, OSError):
+                write_before(stdin.fileno(), message + b"\n", deadline)
+            except TimeoutError:
+                raise self._stalled() from None
+            except (ValueError, OSError):
                 raise AcpConnectionClosed("the agent process closed its input") from None
+        finally:
+            self._write_lock.release()
+
+    def _stalled(self) -> AcpConnectionClosed:
+        """The agent stopped reading: the connection is dropped and its process group killed."""
+        if self._send_error is None:
+            self._send_error = AcpConnectionClosed(
+                f"the agent did not read its input for {self.send_timeout_s:g} s; the connection was closed")
+            kill_group(self._process, reap=False)
+        return self._send_error
 
     def receive(self, timeout: float | None) -> bytes | None:
         item = self._lines.get(timeout)

@@ -13,7 +13,9 @@ raises :class:`~zigai.cli.errors.CassetteReplayError` for any mismatch or unused
 The server binds ``127.0.0.1`` on an ephemeral port on the bounded server core
 (:mod:`zigai.http_server`: strict framing, connection cap and timeouts), never reads a request
 body larger than ``MAX_BODY`` bytes, and is stopped by ``close()`` (it is a context manager).
-This is demonstration support for our own cassettes, not test tooling.
+Behind the loopback :class:`~zigai.http_gate.DeploymentPolicy`, a web page cannot consume an
+interaction: a foreign ``Host`` (DNS rebinding) is ``421`` and a foreign browser ``Origin``
+``403``, answered before the body is read and not counted as a mismatch.  This is demonstration support for our own cassettes, not test tooling.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from zigai.conformance.cassette import (
     parse_cassette,
     strict_json_equal,
 )
+from zigai.http_gate import DeploymentPolicy, fold_headers
 from zigai.http_server import HttpServer, Request, Response
 
 __all__ = ["MAX_BODY", "ReplayServer", "load_exchanges"]
@@ -43,6 +46,8 @@ def load_exchanges(text: str, source: str = "<cassette>") -> tuple[Interaction, 
     except InvalidCassette as exc:
         raise CassetteReplayError(str(exc)) from None
 
+_GATE = DeploymentPolicy()
+
 
 class ReplayServer:
     """Serves ``exchanges`` strictly in order on ``http://127.0.0.1:<port>``."""
@@ -55,6 +60,9 @@ class ReplayServer:
         server = self
 
         def handle(request: Request) -> Response:
+            refused = _GATE.check(fold_headers(request.headers), request.tls)
+            if refused is not None:
+                return Response(refused.status, [("Connection", "close")], refused.reason.encode())
             if request.content_length > MAX_BODY:
                 return Response(413, [("Connection", "close")], b"request body too large")
             status, headers, payload = server._answer(request.method, request.target, request.read_body())

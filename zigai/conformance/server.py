@@ -32,6 +32,13 @@ Verdicts (:meth:`ConformanceServer.status`)
     ``pass`` (every interaction consumed, no failure), ``fail`` (first failure kept, with a
     JSON Pointer and a diff), ``incomplete`` (some consumed) or ``not-run``.
 
+Who may call
+    Bound to a loopback address, the server answers only requests whose ``Host`` is loopback
+    and whose browser ``Origin`` (if any) is a loopback page
+    (:class:`~zigai.http_gate.DeploymentPolicy`), so a web page cannot spoil a run's verdicts
+    by DNS rebinding or a cross-site ``POST``; a refusal (``421`` / ``403``) is not a mismatch.
+    Bound elsewhere (an explicit ``--allow-remote``) there is no gate unless ``policy`` is given.
+
 Bounds
     Loopback by default; built on :mod:`zigai.http_server` (connection cap, head/body/write
     timeouts); a body over ``max_body_bytes`` is answered ``413`` unread and fails the scenario.
@@ -50,6 +57,7 @@ from typing import Any
 from zigai.conformance.cassette import Interaction, first_difference, json_diff, strict_json_equal
 from zigai.conformance.catalog import Entry
 from zigai.conformance.normalize import normalize_body, normalize_target
+from zigai.http_gate import DeploymentPolicy, fold_headers
 from zigai.http_server import HttpServer, Request, Response, ServerLimits
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "ConformanceServer", "ScenarioState"]
@@ -104,7 +112,9 @@ class ConformanceServer:
     def __init__(self, entries: list[Entry], host: str = "127.0.0.1", port: int = 0, *,
                  max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, rechunk: bool = False, seed: int = 0,
                  limits: ServerLimits | None = None,
-                 on_change: Callable[[ConformanceServer], None] | None = None) -> None:
+                 on_change: Callable[[ConformanceServer], None] | None = None,
+                 policy: DeploymentPolicy | None = None) -> None:
+        self.policy = policy if policy is not None else (DeploymentPolicy() if loopback(host) else None)
         self._states = {entry.id: ScenarioState(entry) for entry in entries}
         self._lock = threading.Lock()
         self._unrouted: list[dict[str, Any]] = []
@@ -151,6 +161,11 @@ class ConformanceServer:
     # -- handling ------------------------------------------------------------------------
 
     def _handle(self, request: Request) -> Response:
+        if self.policy is not None:
+            refused = self.policy.check(fold_headers(request.headers), request.tls)
+            if refused is not None:
+                return _json(refused.status, {"error": {"type": refused.code, "message": refused.reason}},
+                             [("Connection", "close")])
         path = request.target.split("?", 1)[0]
         if path == "/_status" and request.method in ("GET", "HEAD"):
             return _json(200, self.status())

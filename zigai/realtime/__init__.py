@@ -60,6 +60,7 @@ from zigai.realtime.session import (
     RealtimeSessionClosed,
     RealtimeSessionError,
     RealtimeTurn,
+    RealtimeTurnTooLarge,
     Reconnected,
     ReconnectPolicy,
 )
@@ -72,5 +73,5 @@ __all__ = [
     "RealtimeConnection", "RealtimeObserver", "RealtimeEventInfo",
     "RealtimeCodecError", "RealtimeFrameTooLarge", "UnknownRealtimeFrame",
     "RealtimeConnectionError", "RealtimeConnectionLost", "RealtimeSendTimedOut",
-    "RealtimeSessionError", "RealtimeSessionClosed",
+    "RealtimeSessionError", "RealtimeSessionClosed", "RealtimeTurnTooLarge",
 ]

@@ -26,6 +26,10 @@ The session sits between a :class:`~zigai.realtime.RealtimeConnection` (frames) 
   (:meth:`ask` and :meth:`run_turn`, including the tool results sent during the turn), or
   within ``receive_timeout_s`` outside a turn; a peer that stops reading raises
   :class:`~zigai.realtime.RealtimeSendTimedOut` instead of blocking the caller.
+* **Turns are bounded in size**: :meth:`run_turn` collects at most ``max_turn_bytes`` of
+  text, transcript (UTF-8) and audio for one turn; one byte more cancels and drains the
+  response (as a cancelled control does) and raises :class:`RealtimeTurnTooLarge`, so a peer
+  that streams without end cannot grow the caller's memory until the deadline.
 * **Observer**: every command and event is described to the optional observer as metadata
   only (:mod:`zigai.realtime.observer`).
 """
@@ -61,7 +65,7 @@ from zigai.tool import InvalidToolArguments, ModelRetry, Tool, ToolRunContext
 from zigai.usage import RequestUsage
 
 __all__ = ["RealtimeSession", "RealtimeCodec", "ReconnectPolicy", "Reconnected", "RealtimeTurn",
-           "RealtimeSessionError", "RealtimeSessionClosed"]
+           "RealtimeSessionError", "RealtimeSessionClosed", "RealtimeTurnTooLarge"]
 
 
 class RealtimeSessionError(RealtimeError):
@@ -70,6 +74,17 @@ class RealtimeSessionError(RealtimeError):
 
 class RealtimeSessionClosed(RealtimeSessionError):
     """The session was used after :meth:`RealtimeSession.close` or after its connection ended."""
+
+
+class RealtimeTurnTooLarge(RealtimeSessionError):
+    """One turn's text, transcript and audio passed ``max_turn_bytes``; the response was cancelled.
+
+    Raise ``RealtimeSession(max_turn_bytes=...)``, or read events with :meth:`RealtimeSession.receive`.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class RealtimeCodec(Protocol):
@@ -149,7 +164,11 @@ class RealtimeSession:
     def __init__(self, connect: Callable[[], RealtimeConnection], codec: RealtimeCodec, *,
                  config: ev.ConfigureSession | None = None, tools: Sequence[Tool] = (),
                  deps: Any = None, observer: RealtimeObserver | None = None,
-                 reconnect: ReconnectPolicy | None = None, receive_timeout_s: float = 30.0) -> None:
+                 reconnect: ReconnectPolicy | None = None, receive_timeout_s: float = 30.0,
+                 max_turn_bytes: int = 64 * 1024 * 1024) -> None:
+        if isinstance(max_turn_bytes, bool) or not isinstance(max_turn_bytes, int) or max_turn_bytes < 1:
+            raise ValueError("max_turn_bytes must be an int >= 1")
+        self.max_turn_bytes = max_turn_bytes
         self._connect = connect
         self.codec = codec
         self.tools = {tool.name: tool for tool in tools}
@@ -310,7 +329,13 @@ class RealtimeSession:
         usage = RequestUsage()
         reconnects: list[Reconnected] = []
         status: str | None = None
+        collected = 0
         while status is None:
+            if collected > self.max_turn_bytes:
+                self._drain_cancelled()
+                raise RealtimeTurnTooLarge(
+                    f"the turn's text, transcript and audio exceed {self.max_turn_bytes} bytes; the response was "
+                    "cancelled (raise max_turn_bytes, or read events with receive())", limit=self.max_turn_bytes)
             event = self._next(deadline, self._control)
             if event is None:
                 self._drain_cancelled()
@@ -319,10 +344,13 @@ class RealtimeSession:
             match event:
                 case ev.TextDelta(text=delta):
                     text.append(delta)
+                    collected += len(delta.encode("utf-8"))
                 case ev.TranscriptDelta(text=delta):
                     transcript.append(delta)
+                    collected += len(delta.encode("utf-8"))
                 case ev.AudioDelta(audio=chunk):
                     audio += chunk
+                    collected += len(chunk)
                 case ev.ToolCallRequested(call_id=call_id, name=name, arguments=arguments):
                     calls.append(ToolCallPart(name, arguments, call_id))
                 case ev.UsageReported(usage=reported):

@@ -11,6 +11,10 @@ Job
 
 Invariants
     * It binds to 127.0.0.1 only and keeps everything in memory; close it (or use ``with``).
+    * It runs on :class:`zigai.http_server.HttpServer` (strict framing, connection cap, head,
+      body and write timeouts) behind the loopback :class:`zigai.http_gate.DeploymentPolicy`:
+      a foreign ``Host`` (DNS rebinding) is ``421`` and a foreign browser ``Origin`` ``403``,
+      before any body is read.  Bodies over 64 KiB are ``413``.
     * It checks what a real server checks: client authentication by the registered method,
       the PKCE verifier, a one-time code bound to its ``redirect_uri`` and ``resource``, and the
       refresh token's client.  Failures answer RFC 6749 error JSON.
@@ -28,10 +32,11 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote_plus, urlencode, urlsplit
 
+from zigai.http_gate import DeploymentPolicy, fold_headers
+from zigai.http_server import HttpServer, Request, Response, ServerLimits
 from zigai.mcp.auth.server import AccessToken
 
 __all__ = ["LoopbackAuthorizationServer", "RecordedRequest"]
@@ -87,6 +92,7 @@ class LoopbackAuthorizationServer:
         grant_scopes: Sequence[str] | None = None,
         expires_in: int | None = 3600,
         refresh_tokens: bool = True,
+        limits: ServerLimits | None = None,
     ) -> None:
         self.path = path.rstrip("/")
         self.scopes_supported = None if scopes_supported is None else tuple(scopes_supported)
@@ -108,23 +114,17 @@ class LoopbackAuthorizationServer:
         self._codes: dict[str, _Grant] = {}
         self._refresh: dict[str, _Grant] = {}
         self._tokens: dict[str, AccessToken] = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._httpd.daemon_threads = True
-        port = self._httpd.server_address[1]
-        self.origin = f"http://127.0.0.1:{port}"
+        self._gate = DeploymentPolicy()
+        self._httpd = HttpServer(self._serve, "127.0.0.1", 0, limits=limits, name="zigai-loopback-auth-server")
+        self.origin = f"http://127.0.0.1:{self._httpd.port}"
         self.issuer = self.origin + self.path
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True, name="zigai-loopback-auth-server")
-        self._thread.start()
 
     def __repr__(self) -> str:
         return f"LoopbackAuthorizationServer(issuer={self.issuer!r})"
 
     def close(self) -> None:
         """Stop serving and release the port."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(2.0)
+        self._httpd.close()
 
     deinit = close
 
@@ -191,53 +191,31 @@ class LoopbackAuthorizationServer:
 
     # -- HTTP ---------------------------------------------------------------------------------
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _answer(self, status: int, document: Any = None, headers: Sequence[tuple[str, str]] = ()) -> None:
-                body = b"" if document is None else json.dumps(document).encode("utf-8")
-                self.send_response(status)
-                if document is not None:
-                    self.send_header("Content-Type", "application/json")
-                for name, value in headers:
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server naming
-                target = urlsplit(self.path)
-                if target.path == f"/.well-known/oauth-authorization-server{owner.path}":
-                    owner.requests.append(RecordedRequest("metadata", {}))
-                    self._answer(200, owner.metadata())
-                elif target.path == f"{owner.path}/authorize":
-                    status, document, headers = owner._authorize(parse_qs(target.query))
-                    self._answer(status, document, headers)
-                else:
-                    self._answer(404, {"error": "not_found"})
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > _MAX_BODY:
-                    self.close_connection = True  # the unread body must not be taken for the next request
-                    self._answer(413, {"error": "invalid_request"}, [("Connection", "close")])
-                    return
-                body = self.rfile.read(length)
-                path = urlsplit(self.path).path
-                if path == f"{owner.path}/register" and owner.registration:
-                    self._answer(*owner._register(body))
-                elif path == f"{owner.path}/token":
-                    self._answer(*owner._token(body, self.headers.get("Authorization")))
-                else:
-                    self._answer(404, {"error": "not_found"})
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        return Handler
+    def _serve(self, request: Request) -> Response:
+        headers = fold_headers(request.headers)
+        refused = self._gate.check(headers, request.tls)
+        if refused is not None:
+            return _json(refused.status, {"error": "invalid_request", "error_description": refused.reason},
+                         [("Connection", "close")])
+        target = urlsplit(request.target)
+        if request.method in ("GET", "HEAD"):
+            if target.path == f"/.well-known/oauth-authorization-server{self.path}":
+                self.requests.append(RecordedRequest("metadata", {}))
+                return _json(200, self.metadata())
+            if target.path == f"{self.path}/authorize":
+                return _json(*self._authorize(parse_qs(target.query)))
+            return _json(404, {"error": "not_found"})
+        if request.method != "POST":
+            return _json(405, {"error": "invalid_request"}, [("Allow", "GET, HEAD, POST")])
+        if request.content_length > _MAX_BODY:  # the unread body ends the connection
+            return _json(413, {"error": "invalid_request"}, [("Connection", "close")])
+        body = request.read_body()
+        authorization = headers.get("authorization", (None,))[0]
+        if target.path == f"{self.path}/register" and self.registration:
+            return _json(*self._register(body))
+        if target.path == f"{self.path}/token":
+            return _json(*self._token(body, authorization))
+        return _json(404, {"error": "not_found"})
 
     def _register(self, body: bytes) -> tuple[int, dict[str, Any]]:
         try:
@@ -362,3 +340,9 @@ class LoopbackAuthorizationServer:
                 self._refresh[refresh] = _Grant(client_id, grant.scopes, grant.resource)
                 answer["refresh_token"] = refresh
         return 200, answer
+
+
+def _json(status: int, document: Any = None, headers: Sequence[tuple[str, str]] = ()) -> Response:
+    body = b"" if document is None else json.dumps(document).encode("utf-8")
+    head = [("Content-Type", "application/json")] if document is not None else []
+    return Response(status, [*head, *headers], body)

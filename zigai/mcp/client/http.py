@@ -89,6 +89,7 @@ from zigai.mcp.wire.jsonrpc import (
 from zigai.mcp.wire.sse import LINE_OVERHEAD_BYTES, SseParser
 from zigai.mcp.wire.transport import (
     DEFAULT_BACKLOG,
+    MAX_SERVER_REQUESTS,
     POLL_SLICE_S,
     Exchange,
     NotificationSink,
@@ -191,6 +192,7 @@ class StreamableHttpTransport:
         self._closed = False
         self._session_id: str | None = None
         self._request_handler: ServerRequestHandler | None = None
+        self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
         self._unrouted: NotificationSink | None = None
         self._listener_stop = CancellationToken()
         self._listener: threading.Thread | None = None
@@ -493,8 +495,7 @@ class StreamableHttpTransport:
         if isinstance(message, JsonRpcNotification):
             exchange.push(message, wait_until=deadline, may_wait=True, should_stop=abort.is_set)
         elif isinstance(message, JsonRpcRequest):
-            threading.Thread(target=self._answer, args=(message, request.protocol_version), daemon=True,
-                             name=f"zigai-mcp-http-answer-{message.id!r}").start()
+            self._start_answer(message, request.protocol_version)
         return False
 
     # -- 2025-revision sessions ---------------------------------------------------------------
@@ -517,6 +518,21 @@ class StreamableHttpTransport:
             if self._session_id == sent:
                 self._session_id = None
             raise McpSessionExpired(f"{self._target()}: the server no longer knows this MCP session (HTTP 404)")
+
+    def _start_answer(self, message: JsonRpcRequest, version: str) -> None:
+        """Answer on a thread of its own, at most MAX_SERVER_REQUESTS at once (else dropped)."""
+        if not self._answering.acquire(blocking=False):
+            _log.warning("%s: dropped the server's %s request: %d server requests are already in flight",
+                         self._target(), message.method, MAX_SERVER_REQUESTS)
+            return
+        threading.Thread(target=self._answer_in_slot, args=(message, version), daemon=True,
+                         name=f"zigai-mcp-http-answer-{message.id!r}").start()
+
+    def _answer_in_slot(self, message: JsonRpcRequest, version: str) -> None:
+        try:
+            self._answer(message, version)
+        finally:
+            self._answering.release()
 
     def _answer(self, message: JsonRpcRequest, version: str) -> None:
         handler = self._request_handler
@@ -595,8 +611,7 @@ class StreamableHttpTransport:
             _log.warning("%s: dropped an invalid message on the GET stream: %s", self._target(), exc)
             return
         if isinstance(message, JsonRpcRequest):
-            threading.Thread(target=self._answer, args=(message, version), daemon=True,
-                             name=f"zigai-mcp-http-answer-{message.id!r}").start()
+            self._start_answer(message, version)
         elif isinstance(message, JsonRpcNotification) and self._unrouted is not None:
             try:
                 self._unrouted(message)

@@ -14,7 +14,8 @@ Routing
     ``StdioOptions.on_unrouted`` (else the sink a client set with ``set_unrouted_sink``) on the
     reader thread, or is dropped.  A request from the server (2025 revisions: sampling,
     elicitation, roots, ping) goes to the handler a client set with ``set_request_handler``, on a
-    thread of its own, and its reply is written back; without one it is answered -32601.
+    thread of its own, and its reply is written back; without one it is answered -32601, and
+    past :data:`~zigai.mcp.wire.transport.MAX_SERVER_REQUESTS` unanswered ones -32603 (busy).
 
 Invariants
     * A line longer than ``max_line_bytes`` (terminator excluded) raises
@@ -30,6 +31,13 @@ Invariants
       :meth:`close`.  The child is always reaped: by :meth:`close`, by a restart, or by a
       finalizer (which kills the group) if the transport is dropped unclosed.
     * stderr is explicitly inherited or discarded (:class:`StderrMode`); it is never read.
+    * Every write to the child's stdin is bounded (:func:`zigai.pipe_write.write_before`): a
+      request's by its deadline, anything else (notifications, cancel notices, answers to the
+      server's requests) by ``send_timeout_s``.  A write that misses its bound means the child
+      stopped reading: the child's group is killed and every pending and later request fails
+      with :class:`McpConnectionFailed` (the line may be half written, so nothing is resent).
+      Answers to the server's own requests wait in at most ``max_line_bytes`` of backlog; a
+      server that sends requests faster than it reads the answers is dropped the same way.
 """
 
 from __future__ import annotations
@@ -80,12 +88,14 @@ from zigai.mcp.wire.jsonrpc import (
 )
 from zigai.mcp.wire.transport import (
     DEFAULT_BACKLOG,
+    MAX_SERVER_REQUESTS,
     Exchange,
     NotificationSink,
     OutgoingRequest,
     Reply,
     ServerRequestHandler,
 )
+from zigai.pipe_write import write_before
 
 __all__ = ["StderrMode", "StdioOptions", "StdioTransport"]
 
@@ -108,7 +118,8 @@ class StdioOptions:
     The child's environment is :func:`zigai.child_process.child_environment`: a small allowlist of
     this process's variables (``HOME``, ``PATH``, ``LANG``, ...; no API keys), plus the names in
     ``pass_env`` copied from this process, plus ``env``'s values; ``inherit_env=True`` copies
-    this process's whole environment instead of the allowlist.  ``max_restarts``
+    this process's whole environment instead of the allowlist.  ``send_timeout_s`` bounds every
+write that has no request deadline of its own (see the module invariants).  ``max_restarts``
     lets a request after an unexpected exit start a fresh child (the protocol is stateless, so
     only in-flight requests are lost).
     """
@@ -122,6 +133,7 @@ class StdioOptions:
     max_pending: int = 64
     shutdown_timeout_s: float = 2.0
     terminate_timeout_s: float = 1.0
+    send_timeout_s: float = 30.0
     max_restarts: int = 0
     json_limits: Limits = defaults.mcp_message
     backlog: int = DEFAULT_BACKLOG
@@ -132,7 +144,7 @@ class StdioOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise InvalidMcpRequest(f"StdioOptions.{name} must be an int >= {minimum}")
-        for name in ("shutdown_timeout_s", "terminate_timeout_s"):
+        for name in ("shutdown_timeout_s", "terminate_timeout_s", "send_timeout_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
                 raise InvalidMcpRequest(f"StdioOptions.{name} must be a number >= 0")
@@ -173,6 +185,17 @@ def _drained(reader: threading.Thread) -> Callable[[float], bool]:
     return wait
 
 
+@dataclass(slots=True)
+class _Write:
+    """One line for the writer thread: written before ``deadline`` or the child is dropped."""
+
+    data: bytes
+    deadline: float
+    done: threading.Event | None = None
+    answer: bool = False
+    written: bool = False
+
+
 class _Child:
     """One running child with its reader and writer threads (replaced wholesale on restart)."""
 
@@ -187,8 +210,9 @@ class _Child:
         except OSError as exc:
             raise McpConnectionFailed(f"could not start the MCP stdio server {command[0]!r}: {exc}") from None
         self.finalizer = weakref.finalize(owner, kill_group, self.process)
-        self.writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self.broken: McpError | None = None
+        self.answer_backlog = 0  # bytes of answers to server requests not yet written
         self.reader = threading.Thread(target=owner._read_loop, args=(self,), daemon=True,
                                        name=f"zigai-mcp-stdio-read-{self.process.pid}")
         self.writer = threading.Thread(target=owner._write_loop, args=(self,), daemon=True,
@@ -213,6 +237,7 @@ class StdioTransport:
         self._closed = False
         self._restarts = 0
         self._request_handler: ServerRequestHandler | None = None
+        self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
         self._unrouted: NotificationSink | None = None
         self._child = _Child(self, self.command)
 
@@ -241,7 +266,8 @@ class StdioTransport:
         exchange = Exchange(request.id, self.options.backlog)
         child = self._admit(request, exchange)
         try:
-            child.writes.put(request.body + b"\n")
+            bound = deadline if deadline is not None else time.monotonic() + self.options.send_timeout_s
+            child.writes.put(_Write(request.body + b"\n", bound))
             return exchange.wait(deadline, is_cancelled, on_notification)
         except BaseException:
             if not exchange.done:
@@ -256,9 +282,17 @@ class StdioTransport:
                         del self._progress[token]
 
     def notify(self, method: str, body: bytes, *, protocol_version: str, deadline: float | None) -> None:
+        """Write one notification line, waiting until it is written (bounded like requests)."""
         with self._lock:
             child = self._usable_child()
-        child.writes.put(body + b"\n")
+        bound = deadline if deadline is not None else time.monotonic() + self.options.send_timeout_s
+        item = _Write(body + b"\n", bound, threading.Event())
+        child.writes.put(item)
+        assert item.done is not None
+        finished = item.done.wait(max(0.0, bound - time.monotonic()) + 1.0)
+        if not finished or (not item.written and child.broken is not None):
+            # the writer drops the child when the bound passes; report what it found
+            raise child.broken or McpConnectionFailed("the MCP stdio server did not take the notification in time")
 
     def close(self) -> None:
         """Fail pending requests, then stop and reap the child (see module invariants)."""
@@ -317,8 +351,7 @@ class StdioTransport:
         return child
 
     def _send_quietly(self, child: _Child, method: str, params: dict[str, Any]) -> None:
-        if child.broken is None and not self._closed:
-            child.writes.put(encode(notification_message(method, params)) + b"\n")
+        self._send_raw(child, encode(notification_message(method, params)))
 
     def _retire(self, child: _Child) -> None:
         child.writes.put(None)
@@ -344,15 +377,29 @@ class StdioTransport:
     def _write_loop(self, child: _Child) -> None:
         stdin = child.process.stdin
         assert stdin is not None
+        try:
+            fd = stdin.fileno()
+            os.set_blocking(fd, False)  # our end of the pipe: short writes, never a stuck one
+        except (OSError, ValueError):  # pragma: no cover - closed before the writer started
+            return
         while True:
-            data = child.writes.get()
-            if data is None:
+            item = child.writes.get()
+            if item is None:
                 break
             try:
-                stdin.write(data)
-                stdin.flush()
+                write_before(fd, item.data, item.deadline)
+                item.written = True
+            except TimeoutError:
+                self._stalled(child)
+                break
             except (OSError, ValueError):
                 break  # the child closed stdin or is gone; the reader reports the exit
+            finally:
+                if item.answer:
+                    with self._lock:
+                        child.answer_backlog -= len(item.data)
+                if item.done is not None:
+                    item.done.set()
         try:
             stdin.close()
         except (OSError, ValueError):
@@ -414,6 +461,9 @@ class StdioTransport:
                 reply = error_message(message.id, {"code": -32601,
                                                    "message": "MCP 2026-07-28 servers do not send requests"})
                 self._send_raw(child, encode(reply))
+            elif not self._answering.acquire(blocking=False):
+                self._send_raw(child, encode(error_message(message.id, {
+                    "code": -32603, "message": f"client busy: {MAX_SERVER_REQUESTS} server requests in flight"})))
             else:
                 threading.Thread(target=self._answer, args=(child, handler, message), daemon=True,
                                  name=f"zigai-mcp-stdio-answer-{message.id!r}").start()
@@ -426,11 +476,29 @@ class StdioTransport:
         except Exception:  # the handler builds its own error replies; this is a bug in it
             _log.exception("the MCP server-request handler raised")
             reply = error_message(request.id, {"code": -32603, "message": "the client failed to answer"})
+        finally:
+            self._answering.release()
         self._send_raw(child, encode(reply))
 
     def _send_raw(self, child: _Child, data: bytes) -> None:
-        if child.broken is None and not self._closed:
-            child.writes.put(data + b"\n")
+        """Queue a line nobody waits for (bounded by ``send_timeout_s`` and the answer backlog)."""
+        if child.broken is not None or self._closed:
+            return
+        line = data + b"\n"
+        with self._lock:
+            flooded = child.answer_backlog + len(line) > self.options.max_line_bytes
+            if not flooded:
+                child.answer_backlog += len(line)
+        if flooded:
+            self._stalled(child, "sends requests faster than it reads the answers")
+            return
+        child.writes.put(_Write(line, time.monotonic() + self.options.send_timeout_s, answer=True))
+
+    def _stalled(self, child: _Child, why: str = "did not read its input in time") -> None:
+        """The child stopped reading: fail everything with McpConnectionFailed and kill its group."""
+        self._break(child, McpConnectionFailed(
+            f"the MCP stdio server {self.command[0]!r} {why}; the connection was closed"))
+        kill_group(child.process, reap=False)
 
     def _route_notification(self, note: JsonRpcNotification) -> None:
         params = note.params or {}

@@ -19,6 +19,9 @@ Invariants
     * At end of input listen streams are cancelled at once and every other request gets
       ``drain_s`` to answer before it is cancelled too; nothing is written after
       :func:`serve_stdio` returns.
+    * Every write is bounded by ``send_timeout_s`` (:func:`zigai.pipe_write.write_before` when
+      the output has a file descriptor): a client that does not take a line in time is treated
+      as gone, nothing more is written, and :func:`serve_stdio` returns when its input ends.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from zigai.mcp.wire.jsonrpc import (
     parse_json,
 )
 from zigai.mcp.wire.primitives import Notification
+from zigai.pipe_write import write_before
 
 __all__ = ["serve_stdio"]
 
@@ -85,10 +89,18 @@ def _lines(stream: BinaryIO, limit: int) -> Iterator[bytes | None]:
             buffer.clear()
 
 
+def _fileno(stream: BinaryIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 class _Session:
-    def __init__(self, server: Server, output: BinaryIO, max_concurrent: int) -> None:
+    def __init__(self, server: Server, output: BinaryIO, max_concurrent: int, send_timeout_s: float) -> None:
         self.server = server
         self.output = output
+        self.send_timeout_s = send_timeout_s
         self.write_lock = threading.Lock()
         self.slots = threading.BoundedSemaphore(max_concurrent)
         self.lock = threading.Lock()
@@ -100,14 +112,24 @@ class _Session:
 
     def write(self, message: dict[str, Any]) -> None:
         data = dumps(message).encode("utf-8") + b"\n"
-        with self.write_lock:
+        deadline = time.monotonic() + self.send_timeout_s
+        if not self.write_lock.acquire(timeout=self.send_timeout_s):
+            return  # the writer ahead of us is stuck until its own bound closes the output
+        try:
             if not self.open:
                 return
             try:
-                self.output.write(data)
+                fd = _fileno(self.output)
+                if fd is None:
+                    self.output.write(data)
+                else:
+                    self.output.flush()  # nothing else writes here; keeps buffered bytes in order
+                    write_before(fd, data, deadline)
                 self.output.flush()
-            except (OSError, ValueError):
-                self.open = False  # the client went away
+            except (OSError, ValueError, TimeoutError):
+                self.open = False  # the client went away or stopped reading
+        finally:
+            self.write_lock.release()
 
     def serve_line(self, line: bytes) -> None:
         try:
@@ -193,12 +215,13 @@ class _Session:
 
 
 def serve_stdio(server: Server, input: BinaryIO | None = None, output: BinaryIO | None = None, *,
-                max_line_bytes: int | None = None, max_concurrent: int = 32, drain_s: float = 1.0) -> None:
+                max_line_bytes: int | None = None, max_concurrent: int = 32, drain_s: float = 1.0,
+                send_timeout_s: float = 30.0) -> None:
     """Serve until ``input`` ends (defaults: this process's binary stdin and stdout)."""
     source = input if input is not None else sys.stdin.buffer
     sink = output if output is not None else sys.stdout.buffer
     limit = max_line_bytes if max_line_bytes is not None else server.limits.max_document_bytes
-    session = _Session(server, sink, max_concurrent)
+    session = _Session(server, sink, max_concurrent, send_timeout_s)
     try:
         for line in _lines(source, limit):
             if line is None:

@@ -48,17 +48,22 @@ __all__ = [
     "McpTransport",
     "Exchange",
     "DEFAULT_BACKLOG",
+    "MAX_SERVER_REQUESTS",
     "POLL_SLICE_S",
 ]
 
 DEFAULT_BACKLOG = 1024
+#: Server requests a built-in transport answers at once; one more is refused at once (stdio:
+#: -32603 "client busy"; HTTP: dropped with a warning) instead of starting another thread.
+MAX_SERVER_REQUESTS = 16
 POLL_SLICE_S = 0.05
 
 Reply = JsonRpcResponse | JsonRpcError
 NotificationSink = Callable[[JsonRpcNotification], None]
 ServerRequestHandler = Callable[[JsonRpcRequest], dict[str, Any]]
 """Answers one request a (2025-revision) server sent: the full JSON-RPC reply message.  The
-built-in transports call it on a thread of its own, so it may block; a transport without
+built-in transports call it on a thread of its own, so it may block (at most
+:data:`MAX_SERVER_REQUESTS` at once per transport); a transport without
 ``set_request_handler(handler)`` answers such requests -32601.  ``set_unrouted_sink(sink)``
 likewise receives notifications that belong to no request (when the transport has no
 application sink of its own)."""
