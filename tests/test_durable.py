@@ -362,3 +362,56 @@ def test_results_of_existing_runs_and_result_ownership(dbos_app) -> None:
         result.workflow_id  # noqa: B018
     with pytest.raises(DurableSetupError):
         _decode_result("w", '{"v": 7}')
+
+
+# -- Agent(output_type=...) on a durable run (issue 35's typed output meets issue 34) --------------
+
+
+FORECAST_TEXT = json.dumps({"city": "Oslo", "temp": 3})
+
+
+def test_a_typed_agent_runs_durably_and_its_result_is_the_typed_value(dbos_app, tmp_path: Path) -> None:
+    from dataclasses import dataclass
+
+    from zigai.durable import DurableRuns
+
+    @dataclass
+    class Forecast:
+        city: str
+        temp: int
+
+    durable = DurableAgent(Agent(FunctionModel(stream_function=lambda m, i: [FORECAST_TEXT]), output_type=Forecast),
+                           name="typed", stream_events=True)
+    dbos_app()
+    with durable.run("weather", workflow_id="typed-1") as result:
+        assert result.output == Forecast("Oslo", 3)  # the same value Agent.run gives
+    with durable.result("typed-1") as again:  # read back from the recorded result
+        assert again.output == Forecast("Oslo", 3)
+    final = [record for record in durable.events("typed-1", timeout_s=10) if record["kind"] == "final"]
+    assert final == [{"kind": "final", "output": {"city": "Oslo", "temp": 3}}]
+    # a process without the agent reads the validated JSON the value was decoded from
+    with DurableRuns(f"sqlite:///{tmp_path / 'dbos.sqlite'}") as runs, runs.result("typed-1") as plain:
+        assert plain.output == {"city": "Oslo", "temp": 3}
+
+
+def test_a_typed_union_output_decodes_into_the_member_the_model_chose(dbos_app) -> None:
+    from dataclasses import dataclass
+
+    @dataclass
+    class Sunny:
+        uv: int
+
+    @dataclass
+    class Rainy:
+        uv: int
+        mm: int = 0
+
+    def model(messages, info) -> ResponseMessage:
+        rainy = next(t.name for t in info.output_tools if "Rainy" in t.name)
+        return ResponseMessage(parts=(ToolCallPart(rainy, json.dumps({"uv": 1}), "o1"),))
+
+    durable = DurableAgent(Agent(FunctionModel(model), output_type=[Sunny, Rainy], output_mode="tool"),
+                           name="union")
+    dbos_app()
+    with durable.run("weather", workflow_id="union-1") as result:
+        assert result.output == Rainy(1)

@@ -622,6 +622,47 @@ def test_vercel_endpoint_serves_the_ui_message_stream_and_approvals() -> None:
     assert ui_agents.PUBLISHED == ["Oslo"]
 
 
+def test_a_vercel_approval_shows_the_arguments_the_tool_will_run_with() -> None:
+    """A policy's arguments stage changed the model's input: the approver sees the resolved
+    input (the AI SDK's tool part takes the last ``tool-input-available``), and exactly that
+    input runs once approved (issue 31 defect 1, at the UI layer)."""
+    from zigai.tool import Policy
+
+    class Upper(Policy):
+        def arguments(self, ctx: Any, arguments: Any) -> Any:
+            return {"city": arguments["city"].upper()}
+
+    ui_agents.PUBLISHED.clear()
+    plain = approval_agent()
+    app = ui_app(Agent(plain.model, tools=plain.tools, tool_policies=[Upper()]), "vercel")
+    with LocalServer(app) as server:
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "publish"}]}
+        chunks = [json.loads(f[1]) for f in sse(post(server.url, "/", {"id": "chat-u", "messages": [user]}))[:-1]]
+        shown = [c["input"] for c in chunks if c["type"] == "tool-input-available"]
+        assert shown == [{"city": "Oslo"}, {"city": "OSLO"}]  # the model's, then the resolved
+        request = next(c for c in chunks if c["type"] == "tool-approval-request")
+        assert chunks.index(request) > max(i for i, c in enumerate(chunks) if c["type"] == "tool-input-available")
+        assistant = {"id": "a1", "role": "assistant", "parts": [
+            {"type": "tool-publish", "toolCallId": "call_pub_1", "state": "approval-responded",
+             "input": shown[-1], "approval": {"id": request["approvalId"], "approved": True}}]}
+        sse(post(server.url, "/", {"id": "chat-u", "messages": [user, assistant]}))
+    assert ui_agents.PUBLISHED == ["OSLO"]
+    # without an arguments stage the input is shown once, as before
+    ui_agents.PUBLISHED.clear()
+    with LocalServer(ui_app(approval_agent(), "vercel")) as server:
+        user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "publish"}]}
+        chunks = [json.loads(f[1]) for f in sse(post(server.url, "/", {"id": "chat-v", "messages": [user]}))[:-1]]
+    assert [c["input"] for c in chunks if c["type"] == "tool-input-available"] == [{"city": "Oslo"}]
+    # arguments that are no JSON object are not re-sent (the browser shows the model's text)
+    from zigai.ui.events import Interrupt, ToolCallEnd
+
+    encoder = VercelEncoder()
+    encoder.encode(ToolCallEnd("c3", "t", '{"a": 1}'))
+    assert encoder.encode(RunEnd("t", "r", "interrupt", interrupts=(Interrupt("p:0", "c3", "t", "[1]", "tool_approval"),))) \
+        == [{"type": "tool-approval-request", "approvalId": "p:0", "toolCallId": "c3"},
+            {"type": "finish", "finishReason": "tool-calls"}]
+
+
 def test_a_cancelled_vercel_stream_ends_with_abort_not_an_error() -> None:
     """The AI SDK ends a stream whose abort signal fired with an ``abort`` chunk (no ``error``,
     no ``finish``); a run cancelled through ``runs/<id>/cancel`` ends the same way."""

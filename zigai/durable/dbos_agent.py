@@ -59,6 +59,7 @@ from zigai.agent import (
     ResultClosed,
     ResumeDecision,
     RunOptions,
+    TypedResult,
     stringify_resume_decisions,
 )
 from zigai.durable.codec import (
@@ -304,23 +305,43 @@ class DurableRunResult(Owner):
         return self._messages
 
 
-def _decode_result(workflow_id: str, text: str) -> DurableRunResult:
+_Decoder = Callable[[Any, Any], Any]
+
+
+def _typed_decoder(agent: Agent) -> _Decoder | None:
+    """For ``Agent(output_type=T)``: recorded JSON (and output tool name) -> the T value, the
+    way the run decoded it (a union member by the output tool the model called); else None."""
+    typed = agent._typed_output
+    if typed is None:
+        return None
+    from zigai.agent._familiar.output_type import union_members
+    from zigai.reflect import decode
+
+    members = union_members(typed)
+    return lambda value, name: decode(members.get(name, typed), value)
+
+
+def _decode_result(workflow_id: str, text: str, decoder: _Decoder | None = None) -> DurableRunResult:
     value = zjson.parse(text, zjson.defaults.history)
     if not isinstance(value, dict) or value.get("v") != _RESULT_VERSION:
         raise DurableSetupError("a durable run returned an unknown result format")
     with history.parse(value["messages"]) as owned:
         messages = owned.messages
-    return DurableRunResult(workflow_id, value["output"], messages)
+    output = value["output"]
+    if decoder is not None:
+        output = decoder(output, value.get("output_name"))
+    return DurableRunResult(workflow_id, output, messages)
 
 
 class DurableHandle:
     """A started durable run: its id, and a blocking :meth:`result`."""
 
-    __slots__ = ("_workflow_id", "_handle")
+    __slots__ = ("_workflow_id", "_handle", "_decoder")
 
-    def __init__(self, workflow_id: str, handle: Any) -> None:
+    def __init__(self, workflow_id: str, handle: Any, decoder: _Decoder | None = None) -> None:
         self._workflow_id = workflow_id
         self._handle = handle
+        self._decoder = decoder
 
     @property
     def workflow_id(self) -> str:
@@ -328,7 +349,7 @@ class DurableHandle:
 
     def result(self) -> DurableRunResult:
         """Wait for the run to finish (a failed run re-raises its error)."""
-        return _decode_result(self._workflow_id, self._handle.get_result())
+        return _decode_result(self._workflow_id, self._handle.get_result(), self._decoder)
 
 
 class DurableAgent:
@@ -354,6 +375,7 @@ class DurableAgent:
         if namespace is not None:
             StepId("x", 0, namespace)  # validate early
         self._agent = agent
+        self._decoder = _typed_decoder(agent)
         self._name = name
         self._deps = deps
         self._namespace = namespace
@@ -426,10 +448,16 @@ class DurableAgent:
             outcome = agent.resume_run_json(state_json, decisions_json, deps=self._deps)
             round_ += 1
         with outcome.result as result:
-            text = zjson.dumps({"v": _RESULT_VERSION, "output": result.output,
-                                "messages": history.stringify(result.all_messages())})
+            # Agent(output_type=T): record the validated JSON the value was decoded from (a T
+            # need not be JSON); the run's handle decodes it again (see _typed_decoder).
+            output = result.json if isinstance(result, TypedResult) else result.output
+            record: dict[str, Any] = {"v": _RESULT_VERSION, "output": output,
+                                      "messages": history.stringify(result.all_messages())}
+            if isinstance(result, TypedResult) and result.output_name is not None:
+                record["output_name"] = result.output_name
+            text = zjson.dumps(record)
             if self._stream_events:
-                DBOS.write_stream(EVENTS_STREAM, {"kind": "final", "output": result.output})
+                DBOS.write_stream(EVENTS_STREAM, {"kind": "final", "output": output})
                 DBOS.close_stream(EVENTS_STREAM)
             return text
 
@@ -444,7 +472,7 @@ class DurableAgent:
         DBOS = _dbos()
         with SetWorkflowID(workflow_id):
             handle = DBOS.start_workflow(self._workflow, prompt, history.stringify(message_history))
-        return DurableHandle(workflow_id, handle)
+        return DurableHandle(workflow_id, handle, self._decoder)
 
     def enqueue(self, prompt: str | None = None, *, workflow_id: str, queue: Any,
                 message_history: Sequence[Message] = ()) -> DurableHandle:
@@ -457,7 +485,7 @@ class DurableAgent:
         StepId(workflow_id, 0)
         with SetWorkflowID(workflow_id):
             handle = queue.enqueue(self._workflow, prompt, history.stringify(message_history))
-        return DurableHandle(workflow_id, handle)
+        return DurableHandle(workflow_id, handle, self._decoder)
 
     def run(self, prompt: str | None = None, *, workflow_id: str,
             message_history: Sequence[Message] = ()) -> DurableRunResult:
@@ -466,7 +494,7 @@ class DurableAgent:
 
     def result(self, workflow_id: str) -> DurableRunResult:
         """Wait for an existing run (for example one DBOS is recovering) to finish."""
-        return DurableHandle(workflow_id, _dbos().retrieve_workflow(workflow_id)).result()
+        return DurableHandle(workflow_id, _dbos().retrieve_workflow(workflow_id), self._decoder).result()
 
     def pending_approval(self, workflow_id: str, *, timeout_s: float = 10.0) -> PendingApproval | None:
         """The calls a run is waiting on, or None when it is not paused (waits up to ``timeout_s``)."""

@@ -17,8 +17,10 @@ ToolCall*           ``tool-input-start`` / ``tool-input-delta`` / ``tool-input-a
 ToolResult          ``tool-output-available`` / ``tool-output-error`` / ``tool-output-denied``
 Custom              ``data-<name>`` {data, transient?}
 RunEnd complete     ``data-zigai.result`` (structured output only), ``finish`` (stop)
-RunEnd interrupt    ``tool-approval-request`` {approvalId, toolCallId} per approval,
-                    ``finish`` (tool-calls); external calls stay at input-available
+RunEnd interrupt    ``tool-approval-request`` {approvalId, toolCallId} per approval (after a
+                    ``tool-input-available`` with the resolved input when a policy changed
+                    the model's), ``finish`` (tool-calls); external calls stay at
+                    input-available
 RunFailure          ``error`` {errorText}, ``finish`` (error); a cancelled run
                     (``Cancelled``) ends with ``abort`` {reason} instead, as the ``ai``
                     package's own ``streamText`` does when its abort signal fires (no
@@ -35,6 +37,7 @@ browser sent is discarded.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -70,8 +73,21 @@ STREAM_HEADER = ("x-vercel-ai-ui-message-stream", "v1")
 DONE = "[DONE]"
 
 
+def _digest(value: Any) -> bytes:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).digest()
+
+
 class VercelEncoder:
-    """Encodes the neutral events of one run as UI message stream chunks."""
+    """Encodes the neutral events of one run as UI message stream chunks.
+
+    A paused call is approved on the arguments it will run with (a policy's arguments stage
+    may have changed the model's): when they differ from the ``tool-input-available`` input
+    the browser already shows, the approval request is preceded by a ``tool-input-available``
+    carrying them, so the approver never sees one input while another runs.
+    """
+
+    def __init__(self) -> None:
+        self._shown: dict[str, bytes] = {}  # call id -> digest of the input the browser shows
 
     def encode(self, event: UiEvent) -> list[dict[str, Any]]:
         if isinstance(event, RunStart):
@@ -105,6 +121,7 @@ class VercelEncoder:
                 return [{"type": "tool-input-error", "toolCallId": event.call_id,
                          "toolName": event.tool_name, "input": event.args,
                          "errorText": "the model's tool arguments are not valid JSON"}]
+            self._shown[event.call_id] = _digest(arguments)
             return [{"type": "tool-input-available", "toolCallId": event.call_id,
                      "toolName": event.tool_name, "input": arguments}]
         if isinstance(event, ToolResult):
@@ -120,9 +137,16 @@ class VercelEncoder:
             return [chunk]
         if isinstance(event, RunEnd):
             if event.outcome == "interrupt":
-                chunks = [{"type": "tool-approval-request", "approvalId": i.interrupt_id,
-                           "toolCallId": i.call_id}
-                          for i in event.interrupts if i.reason == "tool_approval"]
+                chunks = []
+                for i in event.interrupts:
+                    if i.reason != "tool_approval":
+                        continue
+                    shown = self._shown.get(i.call_id)
+                    if shown is not None and isinstance(i.args, dict) and shown != _digest(i.args):
+                        chunks.append({"type": "tool-input-available", "toolCallId": i.call_id,
+                                       "toolName": i.tool_name, "input": i.args})
+                    chunks.append({"type": "tool-approval-request", "approvalId": i.interrupt_id,
+                                   "toolCallId": i.call_id})
                 return [*chunks, {"type": "finish", "finishReason": "tool-calls"}]
             chunks = []
             if event.result is not None and not isinstance(event.result, str):
