@@ -49,7 +49,8 @@ def test_mypy_finds_zigai_through_an_editable_install(tmp_path: Path) -> None:
     python = env_dir / "bin" / "python"
     install = subprocess.run(
         # built by this interpreter (setuptools, wheel), installed into the fresh venv
-        [sys.executable, "-m", "pip", "install", "--quiet", "--prefix", str(env_dir), "--no-deps",
+        # --ignore-installed: never uninstall the zigai this interpreter runs (pip would, --prefix or not)
+        [sys.executable, "-m", "pip", "install", "--quiet", "--ignore-installed", "--prefix", str(env_dir), "--no-deps",
          "--no-build-isolation", "--no-index", "--no-warn-script-location", "-e", str(project)],
         capture_output=True, text=True, timeout=240, env=clean,
     )
