@@ -4,13 +4,16 @@
 execution is ``requires_approval`` or ``external`` — or an immediate call with valid
 arguments that ``Agent.tool_approval`` or a policy's approval stage marks — must wait.
 ``Agent.run`` raises ``PauseRequired`` (it never discards a pause); ``run_until_pause``
-receives the deferred calls and pauses.  :func:`resume_calls` derives the same set again
-from the current tools when a paused run resumes.
+receives the deferred calls and pauses, persisting :func:`settled_calls` beside them.
+:func:`resume_calls` derives the waiting set again from the current tools when a paused
+run resumes.
 
-Invariants: the policies' arguments stage runs once per call, before approval; a waiting
-function-tool call carries the arguments it will run with (``DeferredCall.resolved``), and a
-resume runs exactly those — re-checked against the tool's schema, never through the
-arguments stage again.  Verdicts (resolved arguments, retries, refusals) are kept in
+Invariants: the policies' arguments and approval stages run once per call across a pause,
+arguments before approval.  A waiting function-tool call carries the arguments it will run
+with (``DeferredCall.resolved``); every other call whose stages ran at the pause is
+persisted with its verdict (:class:`~zigai.agent.paused_state.SettledCall`).  A resume runs
+exactly those arguments — re-checked against the tool's current schema, never through the
+stages again.  Verdicts (resolved arguments, retries, refusals) are kept in
 ``run.policy_verdicts`` for the tool step (:mod:`zigai.agent._tool_step`).
 """
 
@@ -27,7 +30,7 @@ from zigai.agent.deferred import (
     deferred_args,
 )
 from zigai.agent.errors import PauseRequired
-from zigai.agent.paused_state import resolved_args
+from zigai.agent.paused_state import SettledCall, resolved_args
 from zigai.messages import ResponseMessage, ToolCallPart
 from zigai.tool import InvalidToolArguments, ModelRetry, ToolExecution, ValidatedArgs
 from zigai.tool.policy import ToolRefused
@@ -36,7 +39,7 @@ from zigai.tool.race import call_bounded
 if TYPE_CHECKING:
     from zigai.agent._core import RunCore
 
-__all__ = ["check_pause", "resume_calls"]
+__all__ = ["check_pause", "resume_calls", "settled_calls"]
 
 
 def check_pause(run: RunCore, response: ResponseMessage) -> tuple[DeferredCall, ...]:
@@ -89,6 +92,57 @@ def _resolved_verdict(run: RunCore, part: ToolCallPart) -> ValidatedArgs | None:
     return verdict[1] if verdict is not None and verdict[0] == "args" else None
 
 
+def settled_calls(run: RunCore, waiting: tuple[DeferredCall, ...]) -> tuple[SettledCall, ...]:
+    """The verdicts of the pausing response's calls that a pause must persist.
+
+    Every verdict :func:`check_pause` reached, except the resolved arguments a waiting call
+    already carries: the arguments of a call that needs no approval, and a retry or refusal
+    (also of a waiting call, whose stage then does not run again after its decision).
+    """
+    carried = {call.tool_call_id for call in waiting if call.resolved}
+    verdicts = run.policy_verdicts
+    response = run.response
+    assert response is not None
+    settled = []
+    for part in response.parts:
+        if not isinstance(part, ToolCallPart) or part.tool_call_id in carried:
+            continue
+        verdict = verdicts.get(part.tool_call_id)
+        if verdict is not None:
+            kind, value = verdict
+            text = resolved_args(value.arguments) if kind == "args" else value
+            settled.append(SettledCall(part.tool_call_id, part.tool_name, kind, text))
+    return tuple(settled)
+
+
+def _restore_settled(run: RunCore, state: PausedState) -> frozenset[str]:
+    """Put the persisted verdicts back for the tool step; the ids of the calls they settle.
+
+    Resolved arguments are re-checked against the tool's current schema; the stages that
+    produced them do not run again.
+    """
+    output_names = run.output.tool_names
+    for settled in state.settled:
+        tool = run.step_tools.get(settled.tool_name)
+        if tool is None or settled.tool_name in output_names:
+            raise InvalidPausedState(
+                f"invalid paused state: settled call {settled.tool_call_id!r} names "
+                f"{settled.tool_name!r}, which is not a function tool of this agent"
+            )
+        if settled.verdict != "args":
+            run.policy_verdicts[settled.tool_call_id] = (settled.verdict, settled.value)
+            continue
+        try:
+            args = tool.validate_arguments(settled.value)
+        except InvalidToolArguments as exc:
+            raise InvalidPausedState(
+                f"invalid paused state: the resolved arguments of settled call {settled.tool_call_id!r} "
+                f"no longer fit tool {tool.name!r}: {exc}"
+            ) from None
+        run.policy_verdicts[settled.tool_call_id] = ("args", args)
+    return frozenset(settled.tool_call_id for settled in state.settled)
+
+
 def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
     """The calls of the pausing response a resume must decide, derived from the current tools.
 
@@ -99,7 +153,13 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
     approval-gated (a dynamic approval persisted from the pause), and an immediate call
     that ``Agent.tool_approval`` marks now also waits.  ``match_decisions`` then demands
     exactly one fitting decision for each, so a forged call cannot run undecided.
+
+    An immediate call the document lists as settled does not run the arguments or approval
+    stages (nor ``Agent.tool_approval``) again: it takes its persisted verdict.  Only the
+    document's integrity vouches for that verdict, so an application whose paused states
+    cross a trust boundary sets ``Agent.state_key`` (a MAC then covers it).
     """
+    settled = _restore_settled(run, state)
     listed = {call.tool_call_id: call for call in state.calls}
     response = state.messages[-1]
     assert isinstance(response, ResponseMessage)
@@ -127,6 +187,8 @@ def resume_calls(run: RunCore, state: PausedState) -> tuple[DeferredCall, ...]:
             waiting.append(DeferredCall(call_id, name, deferred_args(part), "requires_approval"))
         elif saved is not None:
             waiting.append(DeferredCall(call_id, name, deferred_args(part), "requires_approval", ApprovalSource.dynamic))
+        elif call_id in settled:
+            continue
         elif dynamic and _needs_approval(run, tool, part):
             waiting.append(_waiting(part, _resolved_verdict(run, part), ApprovalSource.dynamic))
     return tuple(waiting)

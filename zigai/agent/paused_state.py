@@ -9,7 +9,8 @@ its two directions, :func:`encode_paused_state` and :func:`decode_paused_state`:
         "history": [<history v2 message>, ...],  "new_start": N,
         "instructions": [...],  "usage": {...},  "output_retries": N,
         "tool_retries": {"tool": N},  "pending_calls": [<DeferredCall>, ...],
-        "pending_messages": [<history v2 request message>, ...]}}
+        "pending_messages": [<history v2 request message>, ...],
+        "settled_calls": [<SettledCall>, ...]}}
 
 * ``history`` is the canonical history up to and including the pausing response (the
   ``zigai.history`` version-2 message encoding); ``instructions`` are the resolved
@@ -21,7 +22,14 @@ its two directions, :func:`encode_paused_state` and :func:`decode_paused_state`:
   tool is resolved *before* it waits: ``args`` holds the validated, transformed arguments
   and ``"resolved": true`` marks them, so the approver sees exactly what a resume runs and
   the stage never runs again for that call.  Otherwise ``args`` is the model's own text;
-* ``pending_messages`` are PendingMessageQueue batches accepted before the pause.
+* ``pending_messages`` are PendingMessageQueue batches accepted before the pause;
+* ``settled_calls`` (optional, written only when not empty, so a document without it is
+  still version 1 and reads as before) keep the policy verdict of every other call of the
+  pausing response whose stages already ran at the pause: ``{"tool_call_id", "tool_name",
+  "verdict": "args" | "retry" | "refused", "value"}`` — the resolved arguments (canonical
+  JSON object text) of a call that needs no approval, or the retry message / refusal
+  reason a stage raised.  A resume applies them instead of running the arguments and
+  approval stages again, so every call's stages run once across the pause.
 
 The digest is SHA-256 over the canonical ``state`` text.  It detects truncation and
 accidental edits only: anyone can recompute it, so it is *not* authentication.  With an
@@ -56,6 +64,7 @@ __all__ = [
     "ApprovalSource",
     "DeferredCall",
     "PausedState",
+    "SettledCall",
     "encode_paused_state",
     "decode_paused_state",
     "deferred_args",
@@ -138,6 +147,21 @@ class DeferredCall:
 
 
 @dataclass(frozen=True, slots=True)
+class SettledCall:
+    """A call of the pausing response that does not wait, with the verdict its stages gave.
+
+    ``verdict`` ``"args"``: ``value`` is the resolved arguments (JSON object text) the call
+    runs with, and no approval was required; ``"retry"`` / ``"refused"``: ``value`` is the
+    retry message or refusal reason the arguments or approval stage raised.
+    """
+
+    tool_call_id: str
+    tool_name: str
+    verdict: Literal["args", "retry", "refused"]
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
 class PausedState:
     """The decoded provider-neutral state a resume rebuilds its run from."""
 
@@ -149,6 +173,7 @@ class PausedState:
     tool_retries: Mapping[str, int]
     calls: tuple[DeferredCall, ...]
     pending_messages: tuple[RequestMessage, ...] = ()
+    settled: tuple[SettledCall, ...] = ()
 
 
 # -- paused state JSON -------------------------------------------------------------------------
@@ -218,6 +243,11 @@ def encode_paused_state(state: PausedState, *, key: bytes | None = None) -> str:
         ],
         "pending_messages": [encode_message(message) for message in state.pending_messages],
     }
+    if state.settled:
+        body["settled_calls"] = [
+            {"tool_call_id": s.tool_call_id, "tool_name": s.tool_name, "verdict": s.verdict, "value": s.value}
+            for s in state.settled
+        ]
     text = _canonical(body)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     key = check_key(key, "the paused-state key")
@@ -271,6 +301,9 @@ _STATE_KEYS = frozenset({
     "history", "new_start", "instructions", "usage", "output_retries", "tool_retries",
     "pending_calls", "pending_messages",
 })
+_STATE_OPTIONAL = frozenset({"settled_calls"})
+_SETTLED_KEYS = frozenset({"tool_call_id", "tool_name", "verdict", "value"})
+_VERDICTS = ("args", "retry", "refused")
 _ENVELOPE_KEYS = frozenset({"version", "kind", "digest", "state"})
 _CALL_KEYS = frozenset({"tool_call_id", "tool_name", "args", "execution", "approval"})
 _CALL_OPTIONAL = frozenset({"resolved"})
@@ -315,7 +348,7 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
     envelope = _obj(document, "document", envelope_keys)
     if envelope["kind"] != _STATE_KIND:
         raise _fail(f"kind must be {_STATE_KIND!r}")
-    body = _obj(envelope["state"], "state", _STATE_KEYS)
+    body = _obj(envelope["state"], "state", _STATE_KEYS, _STATE_OPTIONAL)
     text = _canonical(body)
     if key is not None and not mac_matches(key, _STATE_KIND, text, envelope.get("mac")):
         raise PausedStateIntegrityError(
@@ -376,10 +409,29 @@ def decode_paused_state(data: str | bytes, *, key: bytes | None = None) -> Pause
     state = PausedState(
         messages, _int(body["new_start"], "state.new_start"), instructions, usage,
         _int(body["output_retries"], "state.output_retries"), tool_retries, tuple(calls),
-        tuple(pending_requests),
+        tuple(pending_requests), _settled(body),
     )
     _cross_check(state)
     return state
+
+
+def _settled(body: dict[str, Any]) -> tuple[SettledCall, ...]:
+    if "settled_calls" not in body:
+        return ()
+    settled = []
+    for i, raw in enumerate(_list(body["settled_calls"], "state.settled_calls")):
+        path = f"state.settled_calls[{i}]"
+        entry = _obj(raw, path, _SETTLED_KEYS)
+        verdict = entry["verdict"]
+        if verdict not in _VERDICTS:
+            raise _fail(f"{path}.verdict {verdict!r} is not one of {', '.join(_VERDICTS)}")
+        settled.append(SettledCall(
+            _str(entry["tool_call_id"], f"{path}.tool_call_id"), _str(entry["tool_name"], f"{path}.tool_name"),
+            verdict, _str(entry["value"], f"{path}.value"),
+        ))
+    if not settled:
+        raise _fail("state.settled_calls is present but empty (omit it instead)")
+    return tuple(settled)
 
 
 def _cross_check(state: PausedState) -> None:
@@ -405,6 +457,25 @@ def _cross_check(state: PausedState) -> None:
                 raise _fail(f"pending call {call.tool_call_id!r}: {exc}") from None
         elif _args_text(part) != call.args:
             raise _fail(f"pending call {call.tool_call_id!r} has arguments that differ from its call")
+    # A waiting call is also settled only by a retry or refusal its arguments stage raised
+    # (it then keeps the model's text); resolved arguments of a waiting call live in its entry.
+    waiting = {call.tool_call_id: call for call in state.calls}
+    seen = set()
+    for settled in state.settled:
+        part = calls.get(settled.tool_call_id)
+        if part is None or part.tool_name != settled.tool_name:
+            raise _fail(f"settled call {settled.tool_call_id!r} is not a call of the last response")
+        pending = waiting.get(settled.tool_call_id)
+        if settled.tool_call_id in seen or (
+            pending is not None and (pending.resolved or settled.verdict == "args")
+        ):
+            raise _fail(f"settled call {settled.tool_call_id!r} appears twice or contradicts its pending call")
+        seen.add(settled.tool_call_id)
+        if settled.verdict == "args":
+            try:
+                DeferredCall(settled.tool_call_id, settled.tool_name, settled.value, "requires_approval").args_as_dict()
+            except MessageError as exc:
+                raise _fail(f"settled call {settled.tool_call_id!r}: {exc}") from None
 
 
 def new_start_invalid(state: PausedState) -> bool:

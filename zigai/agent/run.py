@@ -49,7 +49,7 @@ from zigai.agent._budget import apply_budget
 from zigai.agent._core import RunCore, RunState, with_profile_hint
 from zigai.agent._inputs import check_request_inputs
 from zigai.agent._model_step import StreamingRequest, request_buffered, run_deadline_reached
-from zigai.agent._pause_step import check_pause, resume_calls
+from zigai.agent._pause_step import check_pause, resume_calls, settled_calls
 from zigai.agent._policies import prepare_tools
 from zigai.agent._tool_step import execute_tool_step
 from zigai.agent.config import AgentConfig, RunOptions, TypedMode
@@ -528,7 +528,7 @@ class AgentRun(RunCore):
         messages = tuple(self.messages)
         state = PausedState(
             messages, self.new_start, self.instructions, self.settle_usage(), self.output_retries,
-            dict(self.tool_retries), waiting, pending,
+            dict(self.tool_retries), waiting, pending, settled_calls(self, waiting),
         )
         state_json = encode_paused_state(state, key=self.agent.state_key)
         self.paused = PausedRun(waiting, state_json, self.usage, messages)
