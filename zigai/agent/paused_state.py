@@ -37,7 +37,9 @@ application key (``Agent.state_key``, or ``key=`` here) the envelope also carrie
 ``"mac": "hmac-sha256:<hex>"`` over the same text, and decoding with that key refuses a
 document whose MAC is missing or wrong (:class:`PausedStateIntegrityError`).  Whatever
 the document says, a resume derives each call's execution from the *current* tool
-definitions and demands a decision for every approval-gated or external call.
+definitions and demands a decision for every approval-gated or external call; only a
+dynamic-approval verdict (``settled_calls``) is taken from the document, which is why a
+state that crosses a trust boundary needs the key.
 
 Parsing is all-or-nothing: the whole document is bounded by the paused-state JSON
 profile, decoded and cross-checked (every pending call is a call of the last response)
