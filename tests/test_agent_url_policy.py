@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.loopback import LoopbackServer, Received, Reply
+from support.silent_socket import no_connection, silent_listener
 
 from zigai.agent import Agent, InvalidAgentConfiguration
 from zigai.messages import RequestMessage
@@ -31,21 +32,8 @@ COMPLETION = {
 
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
-    """A bound, listening socket that nobody should ever connect to."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(4)
-        sock.settimeout(0.2)
+    with silent_listener() as sock:
         yield sock
-
-
-def _no_connection(sock: socket.socket) -> bool:
-    try:
-        conn, _ = sock.accept()
-    except TimeoutError:
-        return True
-    conn.close()
-    return False
 
 
 def _model(port: int, provider_policy: UrlPolicy, transport: HttpTransport) -> oc.Client:
@@ -75,7 +63,7 @@ def test_the_stricter_policy_refuses_the_model_endpoint_before_any_socket_opens(
             with agent.run_stream("hi") as stream:
                 for _ in stream:
                     pass
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def test_a_direct_model_request_carries_the_callers_policy(listener: socket.socket) -> None:
@@ -85,7 +73,7 @@ def test_a_direct_model_request_carries_the_callers_policy(listener: socket.sock
         only_other = UrlPolicy.local_development(allowed_hosts=["models.example"])
         with pytest.raises(UrlPolicyViolation):
             model.request(ModelRequest((RequestMessage.user("hi"),), url_policy=only_other))
-    assert _no_connection(listener)
+    assert no_connection(listener)
     with pytest.raises(TypeError, match="UrlPolicy"):
         ModelRequest((RequestMessage.user("hi"),), url_policy="https://x")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="UrlPolicy"):

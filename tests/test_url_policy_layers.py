@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.loopback import LoopbackServer, Received, Reply
+from support.silent_socket import no_connection, silent_listener
 
 from zigai import Agent, mcp
 from zigai.capabilities_builtin import GeneratedImage, HttpBrowser, builtin_capabilities
@@ -29,21 +30,8 @@ LOCAL = UrlPolicy.local_development()
 
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
-    """A bound, listening socket that nobody should ever connect to."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(8)
-        sock.settimeout(0.2)
+    with silent_listener() as sock:
         yield sock
-
-
-def _no_connection(sock: socket.socket) -> bool:
-    try:
-        conn, _ = sock.accept()
-    except TimeoutError:
-        return True
-    conn.close()
-    return False
 
 
 def _call_then_done(call: ToolCallPart) -> FunctionModel:
@@ -126,7 +114,7 @@ def test_an_agents_policy_refuses_its_mcp_server_before_any_socket_opens(
         with pytest.raises(UrlPolicyViolation) as caught:
             agent.run("go")
         assert caught.value.reason is reason
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def _adder(seen: list[str]) -> mcp.Server:
@@ -178,7 +166,7 @@ def test_the_browser_refuses_what_the_agent_refuses_before_any_socket_opens(list
         with agent.run("read it") as result:
             [retry] = _parts(result, RetryPromptPart)
             assert "not allowed" in str(retry.content) and "plain http" in str(retry.content)
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def test_every_browser_redirect_hop_must_pass_the_agents_policy(listener: socket.socket) -> None:
@@ -196,7 +184,7 @@ def test_every_browser_redirect_hop_must_pass_the_agents_policy(listener: socket
             [retry] = _parts(result, RetryPromptPart)
             assert "not allowed" in str(retry.content) and "allowlist" in str(retry.content)
         assert [r.target for r in server.requests] == ["/start"]
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def test_the_browser_follows_redirects_the_agents_policy_allows() -> None:
@@ -267,7 +255,7 @@ def test_an_embedding_request_carries_the_callers_policy_and_is_refused_before_a
                 embedder.embed_one("a", url_policy=policy)
         with pytest.raises(TypeError, match="UrlPolicy or None"):
             embedder.embed(["a"], url_policy="strict")  # type: ignore[arg-type]
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def test_an_embedding_the_callers_policy_allows_reaches_the_server() -> None:
@@ -306,7 +294,7 @@ def test_run_options_url_policy_tightens_the_agents_for_one_run(listener: socket
         with pytest.raises(UrlPolicyViolation) as caught:
             agent.run(options=RunOptions(prompt="hi", url_policy=UrlPolicy()))
         assert caught.value.reason is UrlRejection.scheme_not_allowed
-    assert _no_connection(listener)
+    assert no_connection(listener)
     with pytest.raises(InvalidAgentConfiguration, match="RunOptions.url_policy"):
         RunOptions(url_policy="strict")  # type: ignore[arg-type]
 
@@ -323,7 +311,7 @@ def test_a_delegated_agent_is_governed_by_the_delegating_agents_policy(listener:
                        url_policy=UrlPolicy())
         with pytest.raises(UrlPolicyViolation):
             parent.run("go")
-    assert _no_connection(listener)
+    assert no_connection(listener)
 
 
 def test_the_browser_keeps_a_bounded_number_of_pools_for_distinct_policies() -> None:
