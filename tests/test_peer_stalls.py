@@ -220,6 +220,26 @@ def test_mcp_server_sending_requests_without_reading_answers_is_dropped_at_the_b
         transport.close()
 
 
+def test_a_child_reads_only_once_the_transport_holds_it() -> None:
+    """A server may be dropped on its very first line, and dropping compares the child with the
+    transport's ``_child``: the reader must not start before that assignment (under load the old
+    order met a transport without ``_child`` -- an AttributeError in the reader, no kill)."""
+    from zigai.mcp.client.stdio import _Child
+
+    transport = _mcp_stdio([sys.executable, "-c", REQUEST_FLOOD], max_line_bytes=64)
+    try:
+        assert _gone(transport._child.process)  # dropped at once: the first answer overflows
+        spare = _Child(transport, [sys.executable, "-c", "import time; time.sleep(30)"])
+        try:
+            assert not spare.reader.is_alive() and not spare.writer.is_alive()
+        finally:
+            spare.process.kill()
+            spare.process.wait()
+            spare.finalizer.detach()
+    finally:
+        transport.close()
+
+
 def test_mcp_send_timeout_is_validated() -> None:
     from zigai import mcp
 

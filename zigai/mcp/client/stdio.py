@@ -217,6 +217,10 @@ class _Child:
                                        name=f"zigai-mcp-stdio-read-{self.process.pid}")
         self.writer = threading.Thread(target=owner._write_loop, args=(self,), daemon=True,
                                        name=f"zigai-mcp-stdio-write-{self.process.pid}")
+
+    def start(self) -> None:
+        """Start reading and writing; only once the owner holds this child as ``_child``, since a
+        server may write (and be dropped, which compares against ``_child``) from its first line."""
         self.reader.start()
         self.writer.start()
 
@@ -240,6 +244,7 @@ class StdioTransport:
         self._answering = threading.BoundedSemaphore(MAX_SERVER_REQUESTS)
         self._unrouted: NotificationSink | None = None
         self._child = _Child(self, self.command)
+        self._child.start()
 
     def set_request_handler(self, handler: ServerRequestHandler | None) -> None:
         """Who answers the server's requests (see module docstring)."""
@@ -332,6 +337,7 @@ class StdioTransport:
                           self._restarts, self.options.max_restarts)
                 threading.Thread(target=self._retire, args=(child,), daemon=True).start()
                 self._child = child = _Child(self, self.command)
+                child.start()
             else:
                 raise broken
         return child
