@@ -132,14 +132,7 @@ def _restore_settled(run: RunCore, state: PausedState) -> frozenset[str]:
         if settled.verdict != "args":
             run.policy_verdicts[settled.tool_call_id] = (settled.verdict, settled.value)
             continue
-        try:
-            args = tool.validate_arguments(settled.value)
-        except InvalidToolArguments as exc:
-            raise InvalidPausedState(
-                f"invalid paused state: the resolved arguments of settled call {settled.tool_call_id!r} "
-                f"no longer fit tool {tool.name!r}: {exc}"
-            ) from None
-        run.policy_verdicts[settled.tool_call_id] = ("args", args)
+        _revalidate(run, tool, settled.tool_call_id, settled.value, "settled call")
     return frozenset(settled.tool_call_id for settled in state.settled)
 
 
@@ -201,14 +194,7 @@ def _restore_resolved(run: RunCore, tool: Any, saved: DeferredCall, dynamic: boo
     against the tool's current schema (a document edit or a changed tool cannot smuggle in
     arguments the tool refuses) and the arguments stage does not run again.
     """
-    try:
-        args = tool.validate_arguments(saved.args)
-    except InvalidToolArguments as exc:
-        raise InvalidPausedState(
-            f"invalid paused state: the resolved arguments of pending call {saved.tool_call_id!r} "
-            f"no longer fit tool {tool.name!r}: {exc}"
-        ) from None
-    run.policy_verdicts[saved.tool_call_id] = ("args", args)
+    _revalidate(run, tool, saved.tool_call_id, saved.args, "pending call")
     source = ApprovalSource.dynamic if dynamic else ApprovalSource.static
     return DeferredCall(saved.tool_call_id, saved.tool_name, saved.args, "requires_approval", source, resolved=True)
 
@@ -267,3 +253,15 @@ def _needs_approval(run: RunCore, tool: Any, part: ToolCallPart) -> bool:
     except ToolRefused as exc:
         verdicts[part.tool_call_id] = ("refused", exc.reason)
     return False
+
+
+def _revalidate(run: RunCore, tool: Any, call_id: str, resolved: Any, kind: str) -> None:
+    """Record persisted resolved arguments as the call's verdict, checked against the tool's current schema."""
+    try:
+        args = tool.validate_arguments(resolved)
+    except InvalidToolArguments as exc:
+        raise InvalidPausedState(
+            f"invalid paused state: the resolved arguments of {kind} {call_id!r} "
+            f"no longer fit tool {tool.name!r}: {exc}"
+        ) from None
+    run.policy_verdicts[call_id] = ("args", args)
