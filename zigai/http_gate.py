@@ -17,23 +17,18 @@ Invariants
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from zigai.security import is_loopback_host
+
 __all__ = ["DeploymentPolicy", "Refusal", "fold_headers"]
 
-_LOOPBACK_NAMES = frozenset({"localhost"})
-
-
 def _is_loopback(host: str) -> bool:
+    """A loopback ``Host``/``Origin`` name: :func:`~zigai.security.is_loopback_host`, plus any
+    ``*.localhost`` name (RFC 6761 keeps them on this machine) and a trailing dot."""
     host = host.strip("[]").rstrip(".").lower()
-    if host in _LOOPBACK_NAMES or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return host.endswith(".localhost") or is_loopback_host(host)
 
 
 def _split_host(value: str) -> tuple[str, str | None]:

@@ -50,6 +50,7 @@ __all__ = [
     "UrlPolicy",
     "UrlPolicyViolation",
     "UrlRejection",
+    "is_loopback_host",
     "is_sensitive_header_name",
     "local_policy_for",
     "loopback_host",
@@ -376,14 +377,17 @@ def loopback_host(url: str) -> str | None:
         host = urlsplit(url).hostname
     except (ValueError, TypeError, AttributeError):
         return None
-    if not host:
-        return None
+    return host if host and is_loopback_host(host) else None
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``, no brackets)."""
     if host == "localhost":
-        return host
+        return True
     try:
-        return host if ipaddress.ip_address(host).is_loopback else None
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
-        return None
+        return False
 
 
 def stricter_policy(*policies: UrlPolicy | None) -> UrlPolicy | None:

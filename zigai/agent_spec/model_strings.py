@@ -58,9 +58,9 @@ _MISSING_ENV: Mapping[str, Any] = {"bedrock_converse": _bedrock_converse_missing
 
 def _loopback(variable: str) -> Any:
     def optional(visible: Mapping[str, str]) -> bool:
-        from zigai.models.infer import _loopback_host
+        from zigai.security import loopback_host
 
-        return bool(_loopback_host(visible.get(variable, "")))
+        return bool(loopback_host(visible.get(variable, "")))
     return optional
 
 

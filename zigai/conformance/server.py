@@ -59,6 +59,7 @@ from zigai.conformance.catalog import Entry
 from zigai.conformance.normalize import normalize_body, normalize_target
 from zigai.http_gate import DeploymentPolicy, fold_headers
 from zigai.http_server import HttpServer, Request, Response, ServerLimits
+from zigai.security import is_loopback_host
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "ConformanceServer", "ScenarioState"]
 
@@ -330,11 +331,4 @@ def _mismatch_response(message: str, status: int, headers: list[tuple[str, str]]
 
 def loopback(host: str) -> bool:
     """True for the loopback addresses the server binds by default."""
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_host(host)

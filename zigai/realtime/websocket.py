@@ -16,7 +16,6 @@ would block ``sendall`` forever) and raises :class:`RealtimeSendTimedOut`.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import threading
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from zigai.realtime.connection import (
     RealtimeSendTimedOut,
 )
 from zigai.realtime.events import RealtimeFrameTooLarge
+from zigai.security import is_loopback_host
 
 __all__ = ["WebSocketConnection", "RECONNECTABLE_CLOSE_CODES", "openai_realtime_url",
            "azure_realtime_url", "xai_realtime_url", "gemini_live_url"]
@@ -51,11 +51,7 @@ def _check_url(url: str) -> None:
         return
     if parts.scheme == "ws":
         host = parts.hostname or ""
-        try:
-            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if loopback:
+        if is_loopback_host(host):
             return
         raise RealtimeConnectionError(f"refusing cleartext ws:// to {host!r}; use wss:// (ws:// is "
                                       "allowed only for loopback addresses)")

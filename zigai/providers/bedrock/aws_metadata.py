@@ -36,7 +36,7 @@ from zigai.providers.bedrock.aws_values import (
     AwsCredentialsError,
     parse_expiry,
 )
-from zigai.security import UrlPolicy, UrlPolicyViolation
+from zigai.security import UrlPolicy, UrlPolicyViolation, is_loopback_host
 
 __all__ = [
     "CONTAINER_HOST", "MAX_METADATA_BYTES", "METADATA_HOSTS", "MetadataCredentialsError",
@@ -49,23 +49,11 @@ METADATA_HOSTS: frozenset[str] = frozenset({
     "169.254.169.254", "fd00:ec2::254", CONTAINER_HOST, "169.254.170.23", "fd00:ec2::23",
 })
 MAX_METADATA_BYTES = 64 * 1024
-_LOOPBACK_NAMES = frozenset({"localhost"})
 _TOKEN_TTL_S = "21600"
 
 
 class MetadataCredentialsError(AwsCredentialsError):
     """A container or instance metadata endpoint refused, failed or answered malformed JSON."""
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def metadata_policy(url: str) -> UrlPolicy:
@@ -74,7 +62,7 @@ def metadata_policy(url: str) -> UrlPolicy:
     host = (parts.hostname or "").lower()
     if parts.scheme == "https":
         return UrlPolicy()
-    if parts.scheme == "http" and (host in METADATA_HOSTS or _is_loopback(host)):
+    if parts.scheme == "http" and (host in METADATA_HOSTS or is_loopback_host(host)):
         return UrlPolicy(allow_http=True, allow_local_network=True, allowed_hosts=frozenset({host}))
     raise UrlPolicyViolation(
         f"credential endpoint host {host!r} is not allowed: plain http only reaches loopback "
